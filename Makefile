@@ -1,0 +1,61 @@
+# btl_ft: entry points for people and CI. `make demo` and `make test` are
+# the two set-up commands of the README; everything else is a step they use.
+#
+#   make deps     install build and test dependencies (apt, as root)
+#   make ompi     patched Open MPI with the btl_ft detector -> build/ompi
+#   make stock    unpatched Open MPI 5.0.7 -> build/ompi-stock
+#   make demo     run a ULFM program, inject a failure, print the timings
+#   make test     every test through ctest (SLOW=1 adds the slow label)
+#   make clean    remove build/
+
+SHELL := /bin/bash
+ROOT  := $(CURDIR)
+BUILD := $(ROOT)/build
+CORE_LIB := $(BUILD)/core/libbtl_ft_core.a
+OMPI_STAMP  := $(BUILD)/ompi/.btl_ft-installed
+STOCK_STAMP := $(BUILD)/ompi-stock/.btl_ft-installed
+DEPS_STAMP  := $(BUILD)/.deps-ok
+JOBS ?= $(shell nproc)
+SLOW ?= 0
+
+CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
+OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh
+
+.PHONY: all deps core ompi stock demo test clean FORCE
+all: ompi
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): ci/deps.sh
+	ci/deps.sh
+	@mkdir -p $(BUILD) && touch $@
+
+# The core archive linked into libmpi: release flags, no sanitizers.
+core: $(CORE_LIB)
+$(CORE_LIB): $(CORE_SOURCES) ci/core-la.sh | $(DEPS_STAMP)
+	cmake -S btl_ft -B $(BUILD)/core -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
+	cmake --build $(BUILD)/core --target btl_ft_core -j $(JOBS)
+	ci/core-la.sh $@
+	@touch $@
+
+ompi: $(OMPI_STAMP)
+$(OMPI_STAMP): $(CORE_LIB) $(OMPI_INPUTS) | $(DEPS_STAMP)
+	BTL_FT_JOBS=$(JOBS) ci/build-ompi.sh patched
+	@touch $@
+
+stock: $(STOCK_STAMP)
+$(STOCK_STAMP): ci/build-ompi.sh ci/common.sh | $(DEPS_STAMP)
+	BTL_FT_JOBS=$(JOBS) ci/build-ompi.sh stock
+	@touch $@
+
+demo: ompi
+	ci/demo.sh
+
+test: ompi
+	cmake -S tests -B $(BUILD)/tests -DBTL_FT_SANITIZE=ON -DOMPI_PREFIX=$(BUILD)/ompi \
+	      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
+	cmake --build $(BUILD)/tests -j $(JOBS)
+	cd $(BUILD)/tests && ctest --output-on-failure --timeout 600 \
+	    $(if $(filter 1,$(SLOW)),,-LE slow)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,97 @@
+/*
+ * C ABI of the btl_ft detector core, for Open MPI's C shim
+ * (ompi/communicator/ft/comm_ft_detector.c). Plain C types only; the shim
+ * owns time, threads and the BTL, the core owns the protocol. Every entry
+ * point of one detector must be called under one lock (the core is
+ * single-threaded); callbacks run synchronously inside those calls.
+ */
+#ifndef BTL_FT_H
+#define BTL_FT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct btl_ft_detector btl_ft_detector_t;
+
+enum btl_ft_ring_order { BTL_FT_RING_RANK = 0, BTL_FT_RING_NODE = 1, BTL_FT_RING_SHUFFLE = 2 };
+enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, BTL_FT_PROPAGATOR_CHORD = 2 };
+
+typedef struct btl_ft_callbacks {
+    void *context;
+    /* one-sided write of `word` into the observer's heartbeat flag (or an AM fallback) */
+    void (*put_heartbeat)(void *context, uint32_t observer, uint64_t word);
+    /* active message to `peer`; bytes valid only during the call */
+    void (*send)(void *context, uint32_t peer, const void *bytes, size_t length);
+    /* a NEWOBSERVER carried the new observer's flag handle (may be NULL) */
+    void (*observer_handle)(void *context, uint32_t observer, const void *handle, size_t length);
+    /* ranks newly known to have failed; each rank is reported once */
+    void (*failed)(void *context, const uint32_t *ranks, size_t count);
+    /* this process was declared dead by others and must stop */
+    void (*declared_dead_self)(void *context, uint32_t told_by, const char *reason);
+} btl_ft_callbacks_t;
+
+typedef struct btl_ft_config {
+    uint32_t size;
+    uint32_t self;
+    int64_t period_ns;
+    int64_t timeout_ns;
+    int64_t startup_grace_ns;
+    int ring_order;                 /* enum btl_ft_ring_order */
+    int propagator;                 /* enum btl_ft_propagator */
+    uint64_t seed;
+    const uint32_t *node_of_rank;   /* `size` entries; NULL = all on one node */
+    size_t max_message_bytes;       /* 0 = default (4096) */
+    const void *flag_handle;        /* this process's flag handle, <= 64 bytes */
+    size_t flag_handle_length;
+} btl_ft_config_t;
+
+typedef struct btl_ft_stats {
+    uint64_t heartbeats_sent;
+    uint64_t heartbeats_missed;
+    uint64_t suspicions;
+    uint64_t new_observer_sent;
+    uint64_t notices_started;
+    uint64_t notice_messages_sent;
+    uint64_t notices_received;
+    uint64_t notices_duplicate;
+    uint64_t malformed_dropped;
+    uint64_t stale_heartbeats;
+} btl_ft_stats_t;
+
+/* Returns 0 on success; otherwise writes a message naming the bad field into
+ * error (of error_length bytes) and returns -1. */
+int btl_ft_create(const btl_ft_config_t *config, const btl_ft_callbacks_t *callbacks,
+                  btl_ft_detector_t **out, char *error, size_t error_length);
+void btl_ft_destroy(btl_ft_detector_t *detector);
+
+void btl_ft_start(btl_ft_detector_t *detector, int64_t now_ns);
+/* returns the next deadline in ns, INT64_MAX when none */
+int64_t btl_ft_tick(btl_ft_detector_t *detector, int64_t now_ns);
+/* returns 0 when accepted, -1 when malformed or foreign (dropped and counted) */
+int btl_ft_on_message(btl_ft_detector_t *detector, int64_t now_ns, uint32_t from,
+                      const void *bytes, size_t length);
+void btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64_t word);
+void btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank);
+void btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns);
+
+uint32_t btl_ft_emitter(const btl_ft_detector_t *detector);
+uint32_t btl_ft_observer(const btl_ft_detector_t *detector);
+int btl_ft_is_dead(const btl_ft_detector_t *detector, uint32_t rank);
+void btl_ft_get_stats(const btl_ft_detector_t *detector, btl_ft_stats_t *out);
+
+/* Word parsing for MCA values: 0 and the enum value on success, -1 on an
+ * unknown word. The *_words strings list what is accepted, for messages. */
+int btl_ft_parse_ring_order(const char *word, int *out);
+int btl_ft_parse_propagator(const char *word, int *out);
+extern const char btl_ft_ring_order_words[];   /* "rank|node|shuffle" */
+extern const char btl_ft_propagator_words[];   /* "hba|bmg|chord" */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BTL_FT_H */

@@ -1,0 +1,141 @@
+// The failure detector of one process: observation ring, ring mending and
+// failure-notice broadcast (seed 002, Algorithm 1, with the batching and ring
+// orders of seeds 000 and 003), as a single-threaded state machine.
+//
+// The caller owns time and I/O. It calls start() once, then tick() at or
+// after every deadline tick() returned, on_message() for every detector
+// message that arrives, and on_heartbeat_word() with what it read from the
+// local heartbeat flag (or what an active-message heartbeat carried). The
+// detector answers through the transport and the sink below. It reads no
+// clock, starts no thread, and allocates nothing on the heartbeat path.
+//
+// Rejected alternative: upstream's detector calls the clock and BML from an
+// event callback, so it cannot be tested or simulated outside mpirun.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "btl_ft/types.hpp"
+
+namespace btl_ft {
+
+class ring;
+class dead_set;
+
+// Transport contract.
+// - put_heartbeat(): a one-sided write of `word` into the observer's
+//   heartbeat flag. Later writes overwrite earlier ones; a lost or late
+//   write is allowed (it looks like a missed period). It may be carried as an
+//   active message when no RDMA path exists; the receiver then hands the word
+//   to on_heartbeat_word().
+// - send(): an active message, delivered at most once, in any order, possibly
+//   never if the peer is dead or unreachable. The bytes are only valid during
+//   the call. "Unreachable" is not reported through send(): the caller hands
+//   such knowledge to detector::report_failure().
+// - on_observer_handle(): a NEWOBSERVER arrived carrying the flag handle (for
+//   example an RDMA remote key) of this process's new observer.
+// Calls happen synchronously from within the detector's entry points.
+class transport {
+public:
+    virtual ~transport() = default;
+    virtual void put_heartbeat(rank_t observer, std::uint64_t word) = 0;
+    virtual void send(rank_t peer, std::span<const std::byte> bytes) = 0;
+    virtual void on_observer_handle(rank_t /*observer*/, std::span<const std::byte> /*handle*/) {}
+};
+
+// Where conclusions go. on_failed() is called once per newly known failed
+// rank set (never twice for one rank); on_declared_dead_self() when this
+// process learns that others consider it dead: it must stop talking.
+class sink {
+public:
+    virtual ~sink() = default;
+    virtual void on_failed(std::span<const rank_t> ranks) = 0;
+    virtual void on_declared_dead_self(rank_t told_by, const char* reason) = 0;
+};
+
+struct detector_config {
+    rank_t size = 0;
+    rank_t self = 0;
+    time_ns period_ns = 0;         // eta: heartbeat period
+    time_ns timeout_ns = 0;        // delta: suspicion timeout, > period_ns
+    // Extra allowance for the first heartbeat after start(): the first
+    // deadline is start + startup_grace_ns + 2 * timeout_ns (a new link, as
+    // after mending, plus the launch skew between processes).
+    time_ns startup_grace_ns = 0;
+    propagator_kind propagator = propagator_kind::hba;
+    std::size_t max_message_bytes = 4096;  // encoded notices stay below this
+    std::span<const std::byte> flag_handle;  // this process's flag handle, sent in NEWOBSERVER (<= 64 bytes; copied)
+};
+
+// Counters a benchmark or the shim can read; all monotonic.
+struct detector_stats {
+    std::uint64_t heartbeats_sent = 0;
+    std::uint64_t heartbeats_missed = 0;    // periods skipped, from sequence gaps
+    std::uint64_t suspicions = 0;           // emitter timed out (task T3)
+    std::uint64_t new_observer_sent = 0;
+    std::uint64_t notices_started = 0;      // broadcasts this process initiated
+    std::uint64_t notice_messages_sent = 0; // every notice message, initiated or forwarded
+    std::uint64_t notices_received = 0;
+    std::uint64_t notices_duplicate = 0;
+    std::uint64_t malformed_dropped = 0;    // rejected by the decoder
+    std::uint64_t stale_heartbeats = 0;     // heartbeat word from a rank that is not our emitter
+};
+
+// The 64-bit heartbeat word: emitter rank in the high 32 bits, sequence
+// number in the low 32 bits. A word from a replaced emitter is recognised.
+constexpr std::uint64_t heartbeat_word(rank_t emitter, std::uint32_t sequence) {
+    return (std::uint64_t{emitter} << 32) | sequence;
+}
+constexpr rank_t heartbeat_emitter(std::uint64_t word) { return static_cast<rank_t>(word >> 32); }
+constexpr std::uint32_t heartbeat_sequence(std::uint64_t word) { return static_cast<std::uint32_t>(word); }
+
+// Empty when `config` is usable; otherwise one line naming the first bad
+// field, its value and what is accepted. The detector asserts on it.
+std::string config_error(const detector_config& config);
+
+// Intervals above this are rejected, so deadline arithmetic cannot overflow.
+inline constexpr time_ns max_interval_ns = time_ns{1} << 52;
+
+// Callbacks of transport and sink run inside the entry points below and must
+// not call back into the same detector (asserted). tick() may be called at
+// any time: it runs only what is due and returns the next deadline.
+class detector {
+public:
+    // `ring` is shared, immutable and identical at every process.
+    detector(const detector_config& config, std::shared_ptr<const ring> ring,
+             transport& transport, sink& sink);
+    ~detector();
+    detector(const detector&) = delete;
+    detector& operator=(const detector&) = delete;
+
+    void start(time_ns now);
+    // Runs due timers; returns the next deadline (never if none).
+    time_ns tick(time_ns now);
+    // Returns false when the message was malformed or foreign (dropped and counted).
+    bool on_message(time_ns now, rank_t from, std::span<const std::byte> bytes);
+    void on_heartbeat_word(time_ns now, std::uint64_t word);
+    // A failure learnt elsewhere (runtime event, transport error).
+    void report_failure(time_ns now, rank_t rank);
+    // Clean departure (MPI_Finalize): tells the observer so it is not suspected.
+    void leave(time_ns now);
+
+    time_ns next_deadline() const;  // what tick() would return now, without running anything
+
+    rank_t self() const;
+    rank_t emitter() const;
+    rank_t observer() const;
+    bool stopped() const;  // left, or declared dead
+    const dead_set& dead() const;
+    const detector_stats& stats() const;
+
+    struct state;  // opaque; public only so the core's own helpers can name it
+
+private:
+    std::unique_ptr<state> state_;
+};
+
+}  // namespace btl_ft

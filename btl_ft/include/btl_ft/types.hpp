@@ -1,0 +1,38 @@
+// Vocabulary shared by every part of the detector core: ranks, time, the
+// selectable ring orders and propagators. Time is always injected by the
+// caller as monotonic nanoseconds; the core never reads a clock.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+namespace btl_ft {
+
+using rank_t = std::uint32_t;
+using time_ns = std::int64_t;
+
+inline constexpr time_ns never = std::numeric_limits<time_ns>::max();
+inline constexpr rank_t no_rank = std::numeric_limits<rank_t>::max();
+
+// How ranks are placed on the observation ring.
+enum class ring_order : std::uint8_t {
+    rank,     // 0, 1, ..., n-1: upstream's order
+    node,     // interleave nodes so ring neighbours never share a node
+    shuffle,  // seeded random permutation
+};
+
+// Which overlay carries failure notices.
+enum class propagator_kind : std::uint8_t {
+    hba,    // two hypercube broadcasts over the alive list (seed 002)
+    bmg,    // binomial graph, both directions (seed 000)
+    chord,  // forward-only binomial graph (seed 003)
+};
+
+std::optional<ring_order> parse_ring_order(std::string_view word);
+std::optional<propagator_kind> parse_propagator(std::string_view word);
+std::string_view name_of(ring_order order);
+std::string_view name_of(propagator_kind kind);
+
+}  // namespace btl_ft

@@ -1,0 +1,120 @@
+// The detector's wire format: what crosses the network between two detector
+// cores, as active messages (the heartbeat itself normally travels as an
+// RDMA put of a bare 64-bit word and only uses HEARTBEAT as a fallback).
+//
+// Every message starts with a 4-byte header: magic "ft", version, type.
+// Integers are little-endian; counts and ranks are LEB128 varints in their
+// shortest form; a rank list is sorted and strictly increasing, sent as its
+// first rank then the gaps (so 1,000 ranks spread over 2^20 take about 2 KB).
+// The decoder reads nothing out of bounds, accepts only the shortest varint
+// form and no trailing byte, so a message that decodes re-encodes to the very
+// same bytes (the fuzzer checks this); anything else is rejected with a
+// status naming what was wrong.
+//
+//   HEARTBEAT      word:u64
+//   NEWOBSERVER    length:u8 (<= 64), flag handle bytes
+//   NOTICE         mode:u8, route:u8, source, sequence, failed list, departed list
+//   LEAVE          departed list (ranks the leaver knows left, near it on the ring)
+//   DECLARED_DEAD  (nothing: "you are in my dead set")
+//
+// mode and route sit at fixed offsets so that a notice is encoded once and
+// only its route byte is patched for each hop.
+//
+// Rejected alternative: fixed 32-bit rank arrays, 4 KB for 1,000 ranks,
+// which would not fit the BTL eager limit once the headers are added.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "btl_ft/overlay.hpp"
+#include "btl_ft/types.hpp"
+
+namespace btl_ft::wire {
+
+inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
+inline constexpr std::uint8_t magic1 = 0x74;  // 't'
+inline constexpr std::uint8_t version = 1;
+inline constexpr std::size_t header_bytes = 4;
+inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
+inline constexpr std::size_t max_handle_bytes = 64;
+inline constexpr std::size_t notice_mode_offset = header_bytes;
+inline constexpr std::size_t notice_route_offset = header_bytes + 1;
+// Smallest acceptable max_message_bytes: a NEWOBSERVER with a full handle
+// and a notice with a few ranks must fit.
+inline constexpr std::size_t min_message_bytes = 128;
+
+enum class msg_type : std::uint8_t { heartbeat = 1, new_observer = 2, notice = 3, leave = 4, declared_dead = 5 };
+
+// How a notice travels: along an overlay, or (fallback when the skip set
+// does not fit in one message) sent by the source to every participant.
+enum class notice_mode : std::uint8_t { hba = 0, bmg = 1, chord = 2, direct = 3 };
+notice_mode mode_of(propagator_kind kind);
+propagator_kind kind_of(notice_mode mode);  // mode != direct
+
+enum class status : std::uint8_t {
+    ok,
+    truncated,          // ends inside the header or a field
+    bad_magic,
+    bad_version,
+    bad_type,
+    oversize,           // longer than the configured maximum
+    trailing_bytes,     // bytes after the last field
+    bad_varint,         // longer than 5 bytes, above 2^32-1, or not the shortest form
+    rank_out_of_range,  // a rank >= job size
+    unsorted,           // a rank list with a zero gap (duplicate)
+    overlap,            // a rank both failed and departed, or the source listed
+    bad_handle_length,  // flag handle > 64 bytes
+    bad_mode,
+    bad_route,
+};
+const char* describe(status value);
+
+struct limits {
+    rank_t size;            // job size: every rank must be below it
+    std::size_t max_bytes;  // longer messages are rejected
+};
+
+// One decoded message; the vectors are reused between decodes.
+struct message {
+    msg_type type = msg_type::heartbeat;
+    std::uint64_t word = 0;                          // heartbeat
+    std::array<std::byte, max_handle_bytes> handle{};  // new_observer
+    std::uint8_t handle_length = 0;
+    notice_mode mode = notice_mode::hba;             // notice
+    route_tag route = route_origin;
+    rank_t source = 0;
+    std::uint32_t sequence = 0;
+    std::vector<rank_t> failed;                      // notice
+    std::vector<rank_t> departed;                    // notice, leave
+
+    std::span<const std::byte> handle_bytes() const { return {handle.data(), handle_length}; }
+};
+
+status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
+
+// Encoders. The fixed-size ones return arrays so the heartbeat path never
+// allocates; the others replace the contents of `out`.
+std::array<std::byte, heartbeat_bytes> encode_heartbeat(std::uint64_t word);
+std::array<std::byte, header_bytes> encode_declared_dead();
+void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out);
+struct notice_fields {
+    notice_mode mode;
+    route_tag route;
+    rank_t source;
+    std::uint32_t sequence;
+    std::span<const rank_t> failed;    // sorted, unique
+    std::span<const rank_t> departed;  // sorted, unique
+};
+void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
+void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);
+
+// Worst-case bytes of a rank list of `count` ranks (5 per rank), for chunking.
+inline constexpr std::size_t max_varint_bytes = 5;
+// Fixed overhead bound of a notice without its ranks.
+inline constexpr std::size_t notice_overhead_bytes = header_bytes + 2 + 4 * max_varint_bytes;
+
+}  // namespace btl_ft::wire

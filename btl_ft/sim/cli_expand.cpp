@@ -1,0 +1,120 @@
+// From parsed options to the list of configurations to run, and the help
+// text that documents every flag. Kept apart from the parser so each file
+// has one job: cli.cpp reads words, this file gives them meaning.
+#include <string>
+
+#include "cli.hpp"
+
+namespace btl_ft::sim {
+
+namespace {
+
+std::string make_config(const cli_options& options, rank_t nodes, const std::string& failures,
+                        std::string_view scenario_name, propagator_kind propagator, sim_config& out) {
+    out = options.base;
+    out.nodes = nodes;
+    const scenario timing = *find_scenario(scenario_name);
+    out.scenario_name = std::string(scenario_name);
+    out.period_ns = options.eta_ns.value_or(timing.period_ns);
+    out.timeout_ns = options.delta_ns.value_or(timing.timeout_ns);
+    out.propagator = propagator;
+    out.law = options.exponential ? failure_law::exponential : failure_law::forced;
+    if (failures == "max") {
+        out.failures = std::max<std::uint32_t>(1, max_tolerated_failures(nodes));
+    } else {
+        out.failures = static_cast<std::uint32_t>(std::stoul(failures));
+    }
+    if (out.law == failure_law::forced && out.failures >= nodes) {
+        return "--failures: " + failures + " failures leave no survivor among " + std::to_string(nodes) +
+               " processes";
+    }
+    if (out.timeout_ns <= out.period_ns) {
+        return "--delta: the timeout (" + std::to_string(out.timeout_ns) + " ns) must exceed the period --eta (" +
+               std::to_string(out.period_ns) + " ns)";
+    }
+    return {};
+}
+
+}  // namespace
+
+cli_expansion expand(const cli_options& options) {
+    const std::vector<std::string> failures = options.failures.empty() ? std::vector<std::string>{"1"}
+                                                                       : options.failures;
+    const std::vector<std::string> scenarios = options.scenarios.empty() ? std::vector<std::string>{"lownoise"}
+                                                                         : options.scenarios;
+    const std::vector<propagator_kind> propagators =
+        options.propagators.empty() ? std::vector<propagator_kind>{propagator_kind::hba} : options.propagators;
+    cli_expansion result;
+    for (const std::string& scenario_name : scenarios) {
+        for (const propagator_kind propagator : propagators) {
+            for (const rank_t nodes : options.nodes) {
+                for (const std::string& count : failures) {
+                    sim_config config;
+                    std::string error = make_config(options, nodes, count, scenario_name, propagator, config);
+                    if (!error.empty()) {
+                        return {{}, error};
+                    }
+                    result.configs.push_back(std::move(config));
+                }
+            }
+        }
+    }
+    return result;
+}
+
+std::string help_text() {
+    return R"(ftsim - discrete-event simulator of the btl_ft failure detector (seed 002, Section 4)
+
+Usage:
+  ftsim --nodes N --failures F --scenario lownoise|lowlat --propagator hba|bmg|chord --runs R --seed S [options]
+  ftsim --swim --nodes N --runs R --seed S
+
+Drives the real btl_ft::detector state machines: heartbeats on the observation
+ring, ring mending and failure notices, with message delays uniform in (0, tau].
+Prints one JSON line per configuration (lists multiply: --nodes 1024,4096).
+Checks every run: accuracy (no live process declared dead), completeness (every
+failure reaches every survivor, the ring is mended) and the Theorem 1 bound
+T(f) <= f(f+1)delta + f tau + f(f+1)/2 * 8 tau log2 n when f <= floor(log2 n)-1.
+Any violation is printed on stderr with the seed that replays it (--runs 1).
+
+Configuration:
+  --nodes N[,N..]         processes, 2..2^26; also 2^K (required)
+  --failures F[,F..]      forced failures, or 'max' = floor(log2 N) - 1 (default 1);
+                          with --mtbf: the most failures one run may see
+  --scenario S[,S..]      lownoise (eta 10 s, delta 60 s, default) or lowlat (eta 0.1 s, delta 1 s)
+  --propagator P[,P..]    notice overlay: hba (default), bmg, chord
+  --runs R                runs per configuration (default 10)
+  --seed S                64-bit seed, decimal or 0x-hex (default 1); run r+1 uses a seed derived from run r
+  --swim                  SWIM random probing instead (Section 4.3): rounds until every
+                          process is probed, and the most probes on one process per round
+
+Network and ring:
+  --tau D                 upper bound of the uniform message delay (default 1us)
+  --one-port              a process sends and/or receives one message at a time
+  --ring-order O          rank (default), node, shuffle
+  --eta D                 override the scenario's heartbeat period
+  --delta D               override the scenario's suspicion timeout (must exceed eta)
+
+Failures:
+  --failure-placement P   random (default) or consecutive (victim, then its ring predecessors)
+  --window D              spread forced failures uniformly over D after the first (default 0: at once)
+  --mtbf D                exponential failures, lambda = alive/D (per-process MTBF, e.g. 1y);
+                          the first strikes at the end of warm-up, injection stops once stable
+  --warmup D              time before the first failure (default 2 eta)
+  --settle D              simulated time kept after stabilisation (default 2 delta + eta)
+  --horizon D             longest time after the first failure before a run counts as
+                          not stabilised (default from the failure plan)
+
+Faults that void Theorem 1 (to see the checkers fail):
+  --stall D               one random live process hangs for D from the end of warm-up
+                          (a false suspicion when D > delta - eta)
+  --drop-messages P       an active message (NEWOBSERVER, notice) is lost with probability P
+
+Durations take a unit: ns, us, ms, s, min, h, d, y (e.g. 1us, 0.1s, 1y).
+
+Exit status: 0 all checks passed, 1 a checker found a violation, 2 bad command line.
+  --help                  this text
+)";
+}
+
+}  // namespace btl_ft::sim

@@ -1,0 +1,88 @@
+// Planning and drawing of crashes for failure_injector.hpp.
+#include "failure_injector.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "btl_ft/assert.hpp"
+
+namespace btl_ft::sim {
+
+failure_injector::failure_injector(const sim_config& config, const ring& ring, std::uint64_t run_seed)
+    : config_(config), rng_(run_seed, stream::failures) {
+    if (config.law == failure_law::forced) {
+        plan_forced(ring);
+    }
+}
+
+void failure_injector::plan_forced(const ring& ring) {
+    const std::uint32_t count = std::min<std::uint32_t>(config_.failures, config_.nodes - 1);
+    if (count == 0) {
+        return;
+    }
+    forced_at_.push_back(config_.warmup());
+    for (std::uint32_t i = 1; i < count; ++i) {
+        const auto offset = static_cast<time_ns>(rng_.below(static_cast<std::uint64_t>(config_.window_ns) + 1));
+        forced_at_.push_back(config_.warmup() + offset);
+    }
+    std::sort(forced_at_.begin(), forced_at_.end());
+
+    auto first = static_cast<rank_t>(rng_.below(config_.nodes));
+    forced_victims_.push_back(first);
+    if (config_.where == placement::consecutive) {
+        for (std::uint32_t i = 1; i < count; ++i) {
+            forced_victims_.push_back(ring.predecessor(forced_victims_.back()));
+        }
+        return;
+    }
+    std::unordered_set<rank_t> chosen{first};
+    while (forced_victims_.size() < count) {
+        const auto candidate = static_cast<rank_t>(rng_.below(config_.nodes));
+        if (chosen.insert(candidate).second) {
+            forced_victims_.push_back(candidate);
+        }
+    }
+}
+
+std::optional<time_ns> failure_injector::first_at() const {
+    if (config_.law == failure_law::exponential) {
+        return config_.failures > 0 ? std::optional<time_ns>(config_.warmup()) : std::nullopt;
+    }
+    if (forced_at_.empty()) {
+        return std::nullopt;
+    }
+    return forced_at_.front();
+}
+
+rank_t failure_injector::victim(std::uint32_t index, const std::function<bool(rank_t)>& alive) {
+    if (config_.law == failure_law::forced) {
+        BTL_FT_ASSERT(index < forced_victims_.size(), "a forced failure beyond the plan");
+        return forced_victims_[index];
+    }
+    // Rejection sampling: the dead are a vanishing fraction of the job.
+    for (;;) {
+        const auto candidate = static_cast<rank_t>(rng_.below(config_.nodes));
+        if (alive(candidate)) {
+            return candidate;
+        }
+    }
+}
+
+std::optional<time_ns> failure_injector::next_at(std::uint32_t index, time_ns now, rank_t alive_count) {
+    if (config_.law == failure_law::forced) {
+        if (index + 1 < forced_at_.size()) {
+            return forced_at_[index + 1];
+        }
+        return std::nullopt;
+    }
+    if (index + 1 >= config_.failures || alive_count < 2) {
+        return std::nullopt;
+    }
+    const double mean_ns = config_.mtbf_s * static_cast<double>(ns_per_s) / alive_count;
+    const double gap_ns = std::ceil(rng_.exponential(mean_ns));
+    const double limit = 9.0e18 - static_cast<double>(now);  // far beyond any horizon
+    return now + static_cast<time_ns>(std::min(gap_ns, limit));
+}
+
+}  // namespace btl_ft::sim

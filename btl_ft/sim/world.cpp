@@ -1,0 +1,273 @@
+// The event loop of world.hpp and the glue between detectors, network,
+// injector and oracle.
+#include "world.hpp"
+
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+#include "btl_ft/dead_set.hpp"
+#include "rng.hpp"
+
+namespace btl_ft::sim {
+
+world::world(const sim_config& config, std::uint64_t run_seed)
+    : config_(config),
+      seed_(run_seed),
+      ring_(ring::make_flat(config.order, config.nodes, rng(run_seed, stream::ring).next())),
+      network_(config, run_seed),
+      injector_(config, *ring_, run_seed),
+      oracle_(config, *ring_, *this),
+      deadline_(config.nodes, never),
+      started_(config.nodes, 0) {
+    build_detectors();
+}
+
+world::~world() = default;
+
+void world::build_detectors() {
+    detector_config base;
+    base.size = config_.nodes;
+    base.period_ns = config_.period_ns;
+    base.timeout_ns = config_.timeout_ns;
+    // Processes start at random phases within one period, so an observer
+    // may start up to eta before its emitter's first heartbeat.
+    base.startup_grace_ns = config_.period_ns;
+    base.propagator = config_.propagator;
+    for (rank_t process = 0; process < config_.nodes; ++process) {
+        detector_config own = base;
+        own.self = process;
+        detectors_.emplace_back(own, ring_, static_cast<transport&>(*this), static_cast<sink&>(*this));
+    }
+}
+
+run_result world::run() {
+    rng phases(seed_, stream::phases);
+    for (rank_t process = 0; process < config_.nodes; ++process) {
+        const auto phase = static_cast<time_ns>(phases.below(static_cast<std::uint64_t>(config_.period_ns)));
+        queue_.push({.at = phase, .payload = 0, .node = process, .kind = event_kind::start});
+    }
+    end_at_ = config_.warmup() + config_.settle();
+    if (const auto first = injector_.first_at()) {
+        queue_.push({.at = *first, .payload = 0, .node = 0, .kind = event_kind::failure});
+        failures_pending_ = true;
+        end_at_ = *first + config_.horizon();
+    }
+    while (!queue_.empty() && queue_.top().at <= end_at_) {
+        const event item = queue_.pop();
+        BTL_FT_ASSERT(item.at >= now_, "simulated time went backwards");
+        now_ = item.at;
+        dispatch(item);
+        after_event();
+        ++events_;
+    }
+    oracle_.finish();
+    return collect();
+}
+
+void world::dispatch(const event& item) {
+    switch (item.kind) {
+        case event_kind::start: on_start(item.node); break;
+        case event_kind::tick: on_tick(item); break;
+        case event_kind::heartbeat: on_heartbeat(item); break;
+        case event_kind::message: on_message(item); break;
+        case event_kind::failure: on_failure(item); break;
+    }
+}
+
+void world::on_start(rank_t process) {
+    if (!oracle_.alive(process)) {
+        return;
+    }
+    started_[process] = 1;
+    current_ = process;
+    detectors_[process].start(now_);
+    reschedule(process, detectors_[process].tick(now_));
+}
+
+void world::on_tick(const event& item) {
+    if (!oracle_.alive(item.node) || deadline_[item.node] != item.at) {
+        return;  // dead, or superseded by a later reschedule
+    }
+    current_ = item.node;
+    deadline_[item.node] = never;
+    reschedule(item.node, detectors_[item.node].tick(now_));
+}
+
+void world::on_heartbeat(const event& item) {
+    // A put into the flag of a process that has not started or has died
+    // lands in memory nobody reads.
+    if (!oracle_.alive(item.node) || started_[item.node] == 0) {
+        return;
+    }
+    current_ = item.node;
+    detectors_[item.node].on_heartbeat_word(now_, item.payload);
+    after_input(item.node);
+}
+
+void world::on_message(const event& item) {
+    if (oracle_.alive(item.node) && started_[item.node] != 0) {
+        current_ = item.node;
+        const rank_t from = messages_.from(item.payload);
+        detectors_[item.node].on_message(now_, from, messages_.bytes(item.payload));
+        after_input(item.node);
+    }
+    messages_.release(item.payload);
+}
+
+void world::on_failure(const event& item) {
+    if (!failures_pending_ || item.payload != failures_struck_) {
+        return;  // injection stopped: the configuration stabilised
+    }
+    const auto index = static_cast<std::uint32_t>(item.payload);
+    const rank_t victim = injector_.victim(index, [this](rank_t r) { return oracle_.alive(r); });
+    oracle_.on_crash(victim, now_);
+    deadline_[victim] = never;
+    ++failures_struck_;
+    if (const auto next = injector_.next_at(index, now_, oracle_.alive_count())) {
+        queue_.push({.at = *next, .payload = failures_struck_, .node = 0, .kind = event_kind::failure});
+    } else {
+        failures_pending_ = false;
+    }
+}
+
+// An input can move the deadline (a NEWOBSERVER makes a heartbeat due at
+// once); next_deadline() tells without running timers, which is cheaper
+// than a tick() after every one of the n heartbeats per period.
+void world::after_input(rank_t process) {
+    const time_ns deadline = detectors_[process].next_deadline();
+    if (deadline <= now_) {
+        deadline_[process] = never;
+        reschedule(process, detectors_[process].tick(now_));
+        return;
+    }
+    reschedule(process, deadline);
+}
+
+void world::reschedule(rank_t process, time_ns deadline) {
+    if (deadline == never || deadline == deadline_[process]) {
+        if (deadline == never) {
+            deadline_[process] = never;
+        }
+        return;
+    }
+    if (deadline <= now_) {
+        // tick() runs every due timer, so it should never return the past;
+        // count it and move on rather than spin.
+        ++deadline_anomalies_;
+        deadline = now_ + 1;
+    }
+    deadline_[process] = deadline;
+    queue_.push({.at = deadline, .payload = 0, .node = process, .kind = event_kind::tick});
+}
+
+void world::after_event() {
+    if (!oracle_.in_unstable_period() || !oracle_.check_stable(now_)) {
+        return;
+    }
+    if (config_.law == failure_law::exponential) {
+        failures_pending_ = false;  // the run measures one stabilisation
+    }
+    if (!failures_pending_) {
+        end_at_ = std::min(end_at_, now_ + config_.settle());
+    }
+}
+
+void world::put_heartbeat(rank_t observer, std::uint64_t word) {
+    BTL_FT_ASSERT(current_ != no_rank && observer < config_.nodes, "heartbeat put outside a detector call");
+    BTL_FT_ASSERT(observer != current_ || config_.nodes == 1, "a process observes itself");
+    const time_ns arrival = network_.heartbeat_arrival(current_, observer, now_);
+    queue_.push({.at = arrival, .payload = word, .node = observer, .kind = event_kind::heartbeat});
+}
+
+void world::send(rank_t peer, std::span<const std::byte> bytes) {
+    BTL_FT_ASSERT(current_ != no_rank && peer < config_.nodes, "send outside a detector call");
+    const auto arrival = network_.message_arrival(current_, peer, now_);
+    if (!arrival) {
+        return;
+    }
+    const std::uint64_t slot = messages_.store(current_, bytes);
+    queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message});
+}
+
+void world::on_failed(std::span<const rank_t> ranks) {
+    oracle_.on_learned(current_, ranks, now_);
+}
+
+void world::on_declared_dead_self(rank_t told_by, const char* reason) {
+    oracle_.on_declared_dead_self(current_, told_by, reason, now_);
+}
+
+rank_t world::emitter_of(rank_t process) const {
+    return detectors_[process].emitter();
+}
+
+rank_t world::observer_of(rank_t process) const {
+    return detectors_[process].observer();
+}
+
+std::span<const rank_t> world::dead_set_of(rank_t process) const {
+    return detectors_[process].dead().ranks();
+}
+
+namespace {
+void add_counters(detector_stats& total, const detector_stats& one) {
+    total.heartbeats_sent += one.heartbeats_sent;
+    total.heartbeats_missed += one.heartbeats_missed;
+    total.suspicions += one.suspicions;
+    total.new_observer_sent += one.new_observer_sent;
+    total.notices_started += one.notices_started;
+    total.notice_messages_sent += one.notice_messages_sent;
+    total.notices_received += one.notices_received;
+    total.notices_duplicate += one.notices_duplicate;
+    total.malformed_dropped += one.malformed_dropped;
+    total.stale_heartbeats += one.stale_heartbeats;
+}
+}  // namespace
+
+run_result world::collect() {
+    run_result result;
+    result.seed = seed_;
+    result.failures = failures_struck_;
+    result.violations = oracle_.violations();
+    result.details = oracle_.details();
+    if (deadline_anomalies_ > 0) {
+        result.details.push_back("note: tick() returned a deadline in the past " +
+                                 std::to_string(deadline_anomalies_) + " times");
+    }
+    const auto& periods = oracle_.periods();
+    if (!periods.empty()) {
+        const time_ns first = periods.front().start;
+        if (oracle_.first_known_at() >= 0) {
+            result.first_known_ns = oracle_.first_known_at() - first;
+        }
+        if (periods.back().known_at >= 0) {
+            result.all_known_ns = periods.back().known_at - first;
+        }
+        if (periods.back().stable_at >= 0) {
+            result.stable_ns = periods.back().stable_at - first;
+        }
+    }
+    for (const unstable_period& period : periods) {
+        result.failures_during_stabilization += period.failures - 1;
+        if (period.stable_at >= 0 && oracle_.bound_applicable(period)) {
+            result.bound_checked = true;
+            result.bound_failures = std::max(result.bound_failures, period.failures);
+        }
+    }
+    result.bound_ratio = oracle_.max_bound_ratio();
+    for (const detector& one : detectors_) {
+        add_counters(result.totals, one.stats());
+    }
+    result.network = network_.stats();
+    result.events = events_;
+    result.peak_queue = queue_.peak_size();
+    result.end_ns = now_;
+    return result;
+}
+
+run_result simulate(const sim_config& config, std::uint64_t run_seed) {
+    world one(config, run_seed);
+    return one.run();
+}
+
+}  // namespace btl_ft::sim

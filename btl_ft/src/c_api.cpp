@@ -1,0 +1,176 @@
+// The C ABI of btl_ft.h: validates the configuration with messages that name
+// the field (they end up in MPI_Init's error output, next to the MCA
+// parameter), builds the ring, and bridges the C callbacks to the C++
+// transport and sink. No protocol logic lives here.
+#include "btl_ft/btl_ft.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "btl_ft/dead_set.hpp"
+#include "btl_ft/detector.hpp"
+#include "btl_ft/ring.hpp"
+
+static_assert(static_cast<int>(btl_ft::ring_order::rank) == BTL_FT_RING_RANK &&
+              static_cast<int>(btl_ft::ring_order::node) == BTL_FT_RING_NODE &&
+              static_cast<int>(btl_ft::ring_order::shuffle) == BTL_FT_RING_SHUFFLE);
+static_assert(static_cast<int>(btl_ft::propagator_kind::hba) == BTL_FT_PROPAGATOR_HBA &&
+              static_cast<int>(btl_ft::propagator_kind::bmg) == BTL_FT_PROPAGATOR_BMG &&
+              static_cast<int>(btl_ft::propagator_kind::chord) == BTL_FT_PROPAGATOR_CHORD);
+
+namespace {
+
+class c_bridge final : public btl_ft::transport, public btl_ft::sink {
+public:
+    explicit c_bridge(const btl_ft_callbacks_t& callbacks) : callbacks_(callbacks) {}
+
+    void put_heartbeat(btl_ft::rank_t observer, std::uint64_t word) override {
+        callbacks_.put_heartbeat(callbacks_.context, observer, word);
+    }
+    void send(btl_ft::rank_t peer, std::span<const std::byte> bytes) override {
+        callbacks_.send(callbacks_.context, peer, bytes.data(), bytes.size());
+    }
+    void on_observer_handle(btl_ft::rank_t observer, std::span<const std::byte> handle) override {
+        if (callbacks_.observer_handle != nullptr) {
+            callbacks_.observer_handle(callbacks_.context, observer, handle.empty() ? nullptr : handle.data(), handle.size());
+        }
+    }
+    void on_failed(std::span<const btl_ft::rank_t> ranks) override {
+        callbacks_.failed(callbacks_.context, ranks.data(), ranks.size());
+    }
+    void on_declared_dead_self(btl_ft::rank_t told_by, const char* reason) override {
+        callbacks_.declared_dead_self(callbacks_.context, told_by, reason);
+    }
+
+private:
+    btl_ft_callbacks_t callbacks_;
+};
+
+std::string check_c_fields(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks) {
+    if (config == nullptr) return "config is NULL";
+    if (callbacks == nullptr) return "callbacks is NULL";
+    if (callbacks->put_heartbeat == nullptr) return "callbacks.put_heartbeat is NULL";
+    if (callbacks->send == nullptr) return "callbacks.send is NULL";
+    if (callbacks->failed == nullptr) return "callbacks.failed is NULL";
+    if (callbacks->declared_dead_self == nullptr) return "callbacks.declared_dead_self is NULL";
+    if (config->ring_order < BTL_FT_RING_RANK || config->ring_order > BTL_FT_RING_SHUFFLE) {
+        return "config.ring_order (" + std::to_string(config->ring_order) + ") must be one of " + btl_ft_ring_order_words;
+    }
+    if (config->propagator < BTL_FT_PROPAGATOR_HBA || config->propagator > BTL_FT_PROPAGATOR_CHORD) {
+        return "config.propagator (" + std::to_string(config->propagator) + ") must be one of " + btl_ft_propagator_words;
+    }
+    if (config->flag_handle == nullptr && config->flag_handle_length > 0) {
+        return "config.flag_handle is NULL but config.flag_handle_length is " + std::to_string(config->flag_handle_length);
+    }
+    return {};
+}
+
+btl_ft::detector_config core_config(const btl_ft_config_t& config) {
+    btl_ft::detector_config out;
+    out.size = config.size;
+    out.self = config.self;
+    out.period_ns = config.period_ns;
+    out.timeout_ns = config.timeout_ns;
+    out.startup_grace_ns = config.startup_grace_ns;
+    out.propagator = static_cast<btl_ft::propagator_kind>(config.propagator);
+    out.max_message_bytes = config.max_message_bytes == 0 ? 4096 : config.max_message_bytes;
+    out.flag_handle = {static_cast<const std::byte*>(config.flag_handle), config.flag_handle_length};
+    return out;
+}
+
+void write_error(char* error, std::size_t error_length, const std::string& text) {
+    if (error != nullptr && error_length > 0) {
+        std::snprintf(error, error_length, "btl_ft: invalid detector configuration: %s", text.c_str());
+    }
+}
+
+}  // namespace
+
+struct btl_ft_detector {
+    explicit btl_ft_detector(const btl_ft_callbacks_t& callbacks) : bridge(callbacks) {}
+    c_bridge bridge;
+    std::unique_ptr<btl_ft::detector> core;
+};
+
+extern "C" {
+
+const char btl_ft_ring_order_words[] = "rank|node|shuffle";
+const char btl_ft_propagator_words[] = "hba|bmg|chord";
+
+int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks, btl_ft_detector_t** out,
+                  char* error, size_t error_length) {
+    std::string problem = out == nullptr ? "out is NULL" : check_c_fields(config, callbacks);
+    btl_ft::detector_config core;
+    if (problem.empty()) {
+        core = core_config(*config);
+        problem = btl_ft::config_error(core);
+        if (!problem.empty()) problem = "config." + problem;
+    }
+    if (!problem.empty()) {
+        write_error(error, error_length, problem);
+        return -1;
+    }
+    std::shared_ptr<const btl_ft::ring> ring;
+    const auto order = static_cast<btl_ft::ring_order>(config->ring_order);
+    if (config->node_of_rank == nullptr) {
+        ring = btl_ft::ring::make_flat(order, config->size, config->seed);
+    } else {
+        ring = btl_ft::ring::make(order, {config->node_of_rank, config->size}, config->seed);
+    }
+    auto made = std::make_unique<btl_ft_detector>(*callbacks);
+    made->core = std::make_unique<btl_ft::detector>(core, std::move(ring), made->bridge, made->bridge);
+    *out = made.release();
+    return 0;
+}
+
+void btl_ft_destroy(btl_ft_detector_t* detector) { delete detector; }
+
+void btl_ft_start(btl_ft_detector_t* detector, int64_t now_ns) { detector->core->start(now_ns); }
+
+int64_t btl_ft_tick(btl_ft_detector_t* detector, int64_t now_ns) { return detector->core->tick(now_ns); }
+
+int btl_ft_on_message(btl_ft_detector_t* detector, int64_t now_ns, uint32_t from, const void* bytes, size_t length) {
+    return detector->core->on_message(now_ns, from, {static_cast<const std::byte*>(bytes), length}) ? 0 : -1;
+}
+
+void btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint64_t word) {
+    detector->core->on_heartbeat_word(now_ns, word);
+}
+
+void btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank) {
+    detector->core->report_failure(now_ns, rank);
+}
+
+void btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns) { detector->core->leave(now_ns); }
+
+uint32_t btl_ft_emitter(const btl_ft_detector_t* detector) { return detector->core->emitter(); }
+uint32_t btl_ft_observer(const btl_ft_detector_t* detector) { return detector->core->observer(); }
+int btl_ft_is_dead(const btl_ft_detector_t* detector, uint32_t rank) { return detector->core->dead().contains(rank) ? 1 : 0; }
+
+void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
+    const btl_ft::detector_stats& stats = detector->core->stats();
+    *out = {stats.heartbeats_sent,     stats.heartbeats_missed,      stats.suspicions,       stats.new_observer_sent,
+            stats.notices_started,     stats.notice_messages_sent,   stats.notices_received, stats.notices_duplicate,
+            stats.malformed_dropped,   stats.stale_heartbeats};
+}
+
+static int parse_word(const char* word, int* out, bool ring) {
+    if (word == nullptr || out == nullptr) return -1;
+    if (ring) {
+        const auto parsed = btl_ft::parse_ring_order(word);
+        if (!parsed) return -1;
+        *out = static_cast<int>(*parsed);
+    } else {
+        const auto parsed = btl_ft::parse_propagator(word);
+        if (!parsed) return -1;
+        *out = static_cast<int>(*parsed);
+    }
+    return 0;
+}
+
+int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, true); }
+int btl_ft_parse_propagator(const char* word, int* out) { return parse_word(word, out, false); }
+
+}  // extern "C"

@@ -1,0 +1,197 @@
+// Entry points of the detector: argument checks, the reentrancy guard,
+// message dispatch, and the invariants checked after every call. The
+// protocol itself lives in detector_ring.cpp and detector_notice.cpp.
+#include "btl_ft/detector.hpp"
+
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+#include "detector_state.hpp"
+
+namespace btl_ft {
+namespace {
+
+// Marks the detector busy for the duration of an entry point and checks the
+// invariants on the way out.
+class call_guard {
+public:
+    explicit call_guard(detector::state& s) : s_(s) {
+        BTL_FT_ASSERT(!s_.in_call, "a transport or sink callback called back into the detector");
+        s_.in_call = true;
+    }
+    ~call_guard() {
+        s_.check_invariants();
+        s_.in_call = false;
+    }
+    call_guard(const call_guard&) = delete;
+    call_guard& operator=(const call_guard&) = delete;
+
+private:
+    detector::state& s_;
+};
+
+std::string too(const char* field, long long value, const char* rule) {
+    return std::string(field) + " (" + std::to_string(value) + ") " + rule;
+}
+
+}  // namespace
+
+std::string config_error(const detector_config& config) {
+    if (config.size == 0) return too("size", 0, "must be at least 1");
+    if (config.size == no_rank) return too("size", config.size, "must be below 2^32-1");
+    if (config.self >= config.size) return too("self", config.self, "must be below size");
+    if (config.period_ns <= 0) return too("period_ns", config.period_ns, "must be positive");
+    if (config.timeout_ns <= config.period_ns) return too("timeout_ns", config.timeout_ns, "must be greater than period_ns");
+    if (config.timeout_ns > max_interval_ns) return too("timeout_ns", config.timeout_ns, "must be at most 2^52 ns");
+    if (config.startup_grace_ns < 0 || config.startup_grace_ns > max_interval_ns) {
+        return too("startup_grace_ns", config.startup_grace_ns, "must be in [0, 2^52] ns");
+    }
+    if (config.max_message_bytes < wire::min_message_bytes) {
+        return too("max_message_bytes", static_cast<long long>(config.max_message_bytes), "must be at least 128");
+    }
+    if (config.flag_handle.size() > wire::max_handle_bytes) {
+        return too("flag_handle_length", static_cast<long long>(config.flag_handle.size()), "must be at most 64");
+    }
+    if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
+    return {};
+}
+
+detector::state::state(const detector_config& given, std::shared_ptr<const ring> shared_ring, transport& transport_to,
+                       sink& sink_to)
+    : config(given), ring_order(std::move(shared_ring)), net(transport_to), out(sink_to) {
+    const std::string error = config_error(config);
+    BTL_FT_ASSERT(error.empty(), error.c_str());
+    BTL_FT_ASSERT(ring_order && ring_order->size() == config.size, "ring size differs from the job size");
+    std::copy(config.flag_handle.begin(), config.flag_handle.end(), handle.begin());
+    config.flag_handle = std::span<const std::byte>(handle.data(), given.flag_handle.size());
+    emitter = ring_order->predecessor(config.self);
+    observer = ring_order->successor(config.self);
+}
+
+void detector::state::check_invariants() const {
+    if (stopped) {
+        return;
+    }
+    const rank_t me = self();
+    BTL_FT_ASSERT(!dead.contains(me) && !departed.contains(me), "self is in its own dead or departed set");
+    BTL_FT_ASSERT(alone() || !gone(emitter), "a dead or departed process is the emitter");
+    BTL_FT_ASSERT(!alone() || dead.size() + departed.size() == config.size - 1u, "alone while a process is alive");
+    BTL_FT_ASSERT(observer != me || alone(), "observer is self while not alone");
+    BTL_FT_ASSERT(observer == no_rank || observer == me || !gone(observer), "a dead or departed process is the observer");
+    BTL_FT_ASSERT(!started || alone() || emitter_deadline != never, "the emitter is not watched");
+}
+
+detector::detector(const detector_config& config, std::shared_ptr<const ring> ring, transport& transport, sink& sink)
+    : state_(std::make_unique<state>(config, std::move(ring), transport, sink)) {}
+
+detector::~detector() = default;
+
+void detector::start(time_ns now) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    BTL_FT_ASSERT(!s.started, "start() called twice");
+    s.started = true;
+    if (s.stopped || s.alone()) {
+        return;
+    }
+    // The first heartbeat of a link needs an extra message delay, as after
+    // mending (2 * timeout), plus the launch skew between processes.
+    s.emitter_deadline = now + s.config.startup_grace_ns + 2 * s.config.timeout_ns;
+    s.emit_heartbeat();
+    s.next_heartbeat_at = now + s.config.period_ns;
+}
+
+time_ns detector::tick(time_ns now) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    if (!s.started || s.stopped) {
+        return never;
+    }
+    if (now >= s.emitter_deadline) {
+        s.suspect_emitter(now);
+    }
+    if (now >= s.next_heartbeat_at) {
+        s.emit_heartbeat();
+        // After a stall, resume the period from now rather than bursting.
+        const time_ns next = s.next_heartbeat_at + s.config.period_ns;
+        s.next_heartbeat_at = next > now ? next : now + s.config.period_ns;
+    }
+    return s.next_deadline();
+}
+
+bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> bytes) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    if (s.stopped) {
+        s.answer_after_leave(from, bytes);
+        return true;
+    }
+    wire::message msg;  // empty vectors: decoding a heartbeat allocates nothing
+    const bool foreign = from >= s.config.size || from == s.self();
+    if (foreign || wire::decode(bytes, {s.config.size, s.config.max_message_bytes}, msg) != wire::status::ok ||
+        (msg.type == wire::msg_type::heartbeat && heartbeat_emitter(msg.word) != from)) {
+        ++s.stats.malformed_dropped;
+        return false;
+    }
+    // Obeyed whoever sends it, even a rank we consider dead: two processes
+    // that each exclude the other must not both carry on.
+    if (msg.type == wire::msg_type::declared_dead) {
+        s.declared_dead_self(from, "declared dead by a peer that had already excluded this process");
+        return true;
+    }
+    if (s.dead.contains(from)) {
+        s.tell_dead(from);  // it talks after being declared dead: it must stop
+        return true;
+    }
+    if (s.departed.contains(from)) {
+        return true;
+    }
+    switch (msg.type) {
+    case wire::msg_type::heartbeat: s.accept_word(now, msg.word); break;
+    case wire::msg_type::new_observer: s.on_new_observer(now, from, msg); break;
+    case wire::msg_type::notice: s.on_notice(now, from, msg); break;
+    case wire::msg_type::leave: s.on_leave(now, from, msg); break;
+    case wire::msg_type::declared_dead: break;
+    }
+    return true;
+}
+
+void detector::on_heartbeat_word(time_ns now, std::uint64_t word) {
+    call_guard guard(*state_);
+    if (!state_->stopped) {
+        state_->accept_word(now, word);
+    }
+}
+
+void detector::report_failure(time_ns now, rank_t rank) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    if (s.stopped || rank >= s.config.size || rank == s.self() || !s.mark_failed(rank)) {
+        return;
+    }
+    s.fix_neighbours(now);
+    s.broadcast(now, no_rank);
+    const rank_t failed[] = {rank};
+    s.out.on_failed(failed);
+}
+
+void detector::leave(time_ns /*now*/) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    if (s.stopped) {
+        return;
+    }
+    s.send_leave();
+    s.stopped = true;
+    s.left = true;
+}
+
+time_ns detector::next_deadline() const { return state_->next_deadline(); }
+rank_t detector::self() const { return state_->self(); }
+rank_t detector::emitter() const { return state_->emitter; }
+rank_t detector::observer() const { return state_->observer; }
+bool detector::stopped() const { return state_->stopped; }
+const dead_set& detector::dead() const { return state_->dead; }
+const detector_stats& detector::stats() const { return state_->stats; }
+
+}  // namespace btl_ft

@@ -1,0 +1,133 @@
+// Failure notices (seed 002, task T5, with the batching of seed 000): a
+// notice carries every failure and departure its source knows, which is both
+// the news and the skip set that fixes the overlay; every hop routes by the
+// skip set in the message, never by its own view, so the overlay is the same
+// at every hop.
+//
+// Dedupe is by content: a notice naming no rank we did not know is dropped
+// without forwarding. That is safe because whatever we knew came from a
+// notice we forwarded (or started) ourselves, which covers the same ground;
+// it needs no per-source table, and it keeps n simultaneous report_failure()
+// calls for one rank (a runtime event seen everywhere) at O(n log n)
+// messages instead of n broadcasts of O(n log n) each.
+//
+// Fallback: when the skip set does not fit in max_message_bytes (thousands
+// of failures), the source sends the notice itself to every process it
+// believes alive, in as many chunks as needed, mode `direct`, and receivers
+// do not forward. A one-hop broadcast needs no skip set and loses nothing
+// while the source lives; it costs O(n) messages, once, in a rare case.
+//
+// Rejected alternative: truncating the skip set, which would make hops route
+// to dead ranks and silently eat the overlay's fault tolerance.
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+#include "btl_ft/overlay.hpp"
+#include "detector_state.hpp"
+
+namespace btl_ft {
+
+void detector::state::send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops) {
+    for (const hop& next : hops) {
+        bytes[wire::notice_route_offset] = std::byte{next.route};
+        net.send(next.target, bytes);
+        ++stats.notice_messages_sent;
+    }
+}
+
+// `suspect` (or no_rank) also gets a copy: if it was falsely suspected it
+// learns at once that it has been excluded, and stops.
+void detector::state::broadcast(time_ns /*now*/, rank_t suspect) {
+    ++stats.notices_started;
+    ++notice_sequence;
+    const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
+    std::vector<std::byte> bytes;
+    wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
+                         departed.ranks()},
+                        bytes);
+    if (bytes.size() > config.max_message_bytes) {
+        broadcast_direct(skip, suspect);
+        return;
+    }
+    std::vector<hop> hops;
+    overlay_hops({config.propagator, config.size, self(), skip}, self(), route_origin, hops);
+    if (suspect != no_rank) {
+        hops.push_back({suspect, route_origin});
+    }
+    send_all(bytes, hops);
+}
+
+void detector::state::broadcast_direct(const dead_set& skip, rank_t suspect) {
+    // Worst case 5 bytes a rank, so every chunk fits whatever the gaps.
+    const std::size_t per_chunk = (config.max_message_bytes - wire::notice_overhead_bytes) / wire::max_varint_bytes;
+    std::vector<hop> everyone;
+    const std::span<const rank_t> skipped = skip.ranks();
+    auto next_skipped = skipped.begin();
+    for (rank_t rank = 0; rank < config.size; ++rank) {
+        if (next_skipped != skipped.end() && *next_skipped == rank) {
+            ++next_skipped;
+        } else if (rank != self()) {
+            everyone.push_back({rank, route_origin});
+        }
+    }
+    if (suspect != no_rank) {
+        everyone.push_back({suspect, route_origin});
+    }
+    std::vector<std::byte> bytes;
+    const auto send_chunks = [&](std::span<const rank_t> list, bool failed_list) {
+        for (std::size_t at = 0; at < list.size(); at += per_chunk) {
+            const std::span<const rank_t> chunk = list.subspan(at, std::min(per_chunk, list.size() - at));
+            wire::encode_notice({wire::notice_mode::direct, route_origin, self(), notice_sequence,
+                                 failed_list ? chunk : std::span<const rank_t>{},
+                                 failed_list ? std::span<const rank_t>{} : chunk},
+                                bytes);
+            BTL_FT_ASSERT(bytes.size() <= config.max_message_bytes, "direct notice chunk too large");
+            send_all(bytes, everyone);
+        }
+    };
+    send_chunks(dead.ranks(), true);
+    send_chunks(departed.ranks(), false);
+}
+
+void detector::state::on_notice(time_ns now, rank_t from, const wire::message& msg) {
+    ++stats.notices_received;
+    if (std::binary_search(msg.failed.begin(), msg.failed.end(), self())) {
+        declared_dead_self(from, "named failed in a failure notice");
+        return;
+    }
+    std::vector<rank_t> fresh;
+    for (const rank_t rank : msg.failed) {
+        if (mark_failed(rank)) {
+            fresh.push_back(rank);
+        }
+    }
+    bool learned = !fresh.empty();
+    for (const rank_t rank : msg.departed) {
+        if (rank != self() && !dead.contains(rank)) {
+            learned = departed.insert(rank) || learned;
+        }
+    }
+    if (!learned) {
+        ++stats.notices_duplicate;
+        return;
+    }
+    const bool participant = !std::binary_search(msg.departed.begin(), msg.departed.end(), self());
+    if (msg.mode != wire::notice_mode::direct && participant) {
+        forward(msg);
+    }
+    fix_neighbours(now);
+    if (!fresh.empty()) {
+        out.on_failed(fresh);
+    }
+}
+
+void detector::state::forward(const wire::message& msg) {
+    const dead_set skip = dead_set::merged(msg.failed, msg.departed);
+    std::vector<hop> hops;
+    overlay_hops({wire::kind_of(msg.mode), config.size, msg.source, skip}, self(), msg.route, hops);
+    std::vector<std::byte> bytes;
+    wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed}, bytes);
+    send_all(bytes, hops);
+}
+
+}  // namespace btl_ft

@@ -1,0 +1,206 @@
+// The observation ring (seed 002, Algorithm 1, tasks T1-T4 and FindEmitter):
+// heartbeats to the observer, suspicion of a silent emitter, mending around
+// dead or departed predecessors, and clean departure.
+//
+// A heartbeat is a 64-bit word (emitter rank, sequence) written into the
+// observer's flag; the observer only ever compares words, so it needs no
+// clock from the emitter, recognises a word left behind by a replaced
+// emitter, and counts missed periods from sequence gaps. Nothing on this
+// path allocates: the word is built in a register and put as is.
+//
+// Rejected alternative: a heartbeat timestamp, which would need synchronised
+// clocks and cannot tell which emitter wrote it.
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+#include "detector_state.hpp"
+
+namespace btl_ft {
+
+void detector::state::emit_heartbeat() {
+    if (observer == no_rank || observer == self()) {
+        return;  // alone, or the observer died and its successor has not claimed us yet
+    }
+    if (++emitted_sequence == 0) {
+        emitted_sequence = 1;  // word 0 means "empty flag"
+    }
+    net.put_heartbeat(observer, heartbeat_word(self(), emitted_sequence));
+    ++stats.heartbeats_sent;
+}
+
+// Task T2: only a word that differs from the last one read counts, because
+// the flag keeps its last value when the emitter falls silent.
+void detector::state::accept_word(time_ns now, std::uint64_t word) {
+    if (!started || word == 0 || word == last_word) {
+        return;
+    }
+    last_word = word;
+    const rank_t writer = heartbeat_emitter(word);
+    if (writer != emitter || alone()) {
+        ++stats.stale_heartbeats;
+        if (writer < config.size && dead.contains(writer)) {
+            tell_dead(writer);
+        }
+        return;
+    }
+    const std::uint32_t sequence = heartbeat_sequence(word);
+    const std::uint32_t step = sequence - last_sequence;  // modulo 2^32: survives wrap-around
+    const bool advances = !have_sequence || (step != 0 && step < 0x80000000u);
+    if (have_sequence && advances && step > 1) {
+        stats.heartbeats_missed += step - 1;
+    }
+    if (advances) {
+        last_sequence = sequence;
+        have_sequence = true;
+    }
+    emitter_deadline = now + config.timeout_ns;
+}
+
+// Task T3.
+void detector::state::suspect_emitter(time_ns now) {
+    BTL_FT_ASSERT(!alone(), "suspecting self");
+    const rank_t suspect = emitter;
+    ++stats.suspicions;
+    const bool added = mark_failed(suspect);
+    BTL_FT_ASSERT(added, "the emitter was already known dead");
+    fix_neighbours(now);
+    broadcast(now, suspect);
+    const rank_t failed[] = {suspect};
+    out.on_failed(failed);
+}
+
+rank_t detector::state::find_emitter() const {
+    rank_t candidate = ring_order->predecessor(self());
+    while (candidate != self() && gone(candidate)) {
+        candidate = ring_order->predecessor(candidate);
+    }
+    return candidate;
+}
+
+// FindEmitter, then NEWOBSERVER; the new emitter gets two timeouts for its
+// first word (one message delay for NEWOBSERVER, one for the heartbeat).
+void detector::state::mend(time_ns now) {
+    emitter = find_emitter();
+    have_sequence = false;
+    if (alone()) {
+        observer = self();
+        emitter_deadline = never;
+        next_heartbeat_at = never;
+        return;
+    }
+    std::vector<std::byte> bytes;
+    wire::encode_new_observer(config.flag_handle, bytes);
+    net.send(emitter, bytes);
+    ++stats.new_observer_sent;
+    emitter_deadline = started ? now + 2 * config.timeout_ns : never;
+}
+
+// Called whenever D or the departed set grew: mend at once if the emitter is
+// gone (no need to wait for its timeout), stop heartbeating a gone observer
+// until its successor sends NEWOBSERVER.
+void detector::state::fix_neighbours(time_ns now) {
+    if (!alone() && gone(emitter)) {
+        mend(now);
+    }
+    if (observer != no_rank && observer != self() && gone(observer)) {
+        observer = no_rank;
+    }
+}
+
+// Task T4: the new observer gets a heartbeat at once, so its 2*timeout
+// allowance covers one message delay, not a whole period as well.
+void detector::state::on_new_observer(time_ns now, rank_t from, const wire::message& msg) {
+    observer = from;
+    net.on_observer_handle(from, msg.handle_bytes());
+    if (started) {
+        emit_heartbeat();
+        next_heartbeat_at = now + config.period_ns;
+    }
+}
+
+void detector::state::on_leave(time_ns now, rank_t from, const wire::message& msg) {
+    departed.insert(from);
+    for (const rank_t rank : msg.departed) {
+        if (rank != self() && !dead.contains(rank)) {
+            departed.insert(rank);
+        }
+    }
+    fix_neighbours(now);
+}
+
+// LEAVE carries the departed ranks between our emitter and us: exactly those
+// our observer will walk past when it mends, so that a row of processes
+// finalizing one after the other is never mistaken for failures. Capped to
+// the message size, keeping the nearest ones.
+void detector::state::leave_bytes(std::vector<std::byte>& bytes) const {
+    const std::size_t cap = (config.max_message_bytes - wire::header_bytes - wire::max_varint_bytes) / wire::max_varint_bytes;
+    std::vector<rank_t> passed;
+    for (rank_t r = ring_order->predecessor(self()); r != emitter && r != self() && passed.size() < cap;
+         r = ring_order->predecessor(r)) {
+        if (departed.contains(r)) {
+            passed.push_back(r);
+        }
+    }
+    std::sort(passed.begin(), passed.end());
+    wire::encode_leave(passed, bytes);
+}
+
+void detector::state::send_leave() {
+    std::vector<std::byte> bytes;
+    leave_bytes(bytes);
+    if (observer != no_rank && observer != self()) {
+        net.send(observer, bytes);
+    }
+    if (!alone() && emitter != observer) {
+        net.send(emitter, bytes);
+    }
+}
+
+// Neighbours that leave at the same moment lose each other's LEAVE (each is
+// already stopped when the other's arrives), so the next live observer mends
+// onto a departed process. A process that has left but still runs (inside
+// MPI_Finalize) answers that NEWOBSERVER with LEAVE, so the walk continues
+// at once instead of ending in a false failure 2*timeout later.
+void detector::state::answer_after_leave(rank_t from, std::span<const std::byte> bytes) {
+    wire::message msg;
+    if (!left || from >= config.size || from == self() ||
+        wire::decode(bytes, {config.size, config.max_message_bytes}, msg) != wire::status::ok ||
+        msg.type != wire::msg_type::new_observer) {
+        return;
+    }
+    std::vector<std::byte> reply;
+    leave_bytes(reply);
+    net.send(from, reply);
+}
+
+void detector::state::tell_dead(rank_t rank) {
+    if (told_dead.insert(rank)) {
+        const auto bytes = wire::encode_declared_dead();
+        net.send(rank, bytes);
+    }
+}
+
+void detector::state::declared_dead_self(rank_t told_by, const char* reason) {
+    if (stopped) {
+        return;
+    }
+    stopped = true;
+    emitter_deadline = never;
+    next_heartbeat_at = never;
+    out.on_declared_dead_self(told_by, reason);
+}
+
+// A departed rank left cleanly: a late claim that it failed is not reported.
+bool detector::state::mark_failed(rank_t rank) {
+    BTL_FT_ASSERT(rank != self(), "marking self failed");
+    return !departed.contains(rank) && dead.insert(rank);
+}
+
+time_ns detector::state::next_deadline() const {
+    if (!started || stopped) {
+        return never;
+    }
+    return std::min(next_heartbeat_at, emitter_deadline);
+}
+
+}  // namespace btl_ft

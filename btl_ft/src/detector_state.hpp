@@ -1,0 +1,85 @@
+// The private state of one detector and the helpers its entry points share.
+// Split over three files by job: detector.cpp (entry points, dispatch,
+// invariants), detector_ring.cpp (heartbeats, suspicion, mending, leave) and
+// detector_notice.cpp (starting, receiving and forwarding failure notices).
+//
+// Memory per process stays O(|D|): the dead and departed sets, the set of
+// ranks already told they are dead, and a few scalars. Notices are deduped by
+// content instead of by a table of (source, sequence) pairs: D only grows, so
+// a notice that names no rank we do not already know is a copy (or a subset)
+// of one we have forwarded, and dropping it needs no state at all.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "btl_ft/dead_set.hpp"
+#include "btl_ft/detector.hpp"
+#include "btl_ft/ring.hpp"
+#include "btl_ft/wire.hpp"
+
+namespace btl_ft {
+
+struct detector::state {
+    state(const detector_config& config, std::shared_ptr<const ring> ring, transport& net, sink& out);
+
+    // --- configuration and collaborators ---
+    detector_config config;
+    std::array<std::byte, wire::max_handle_bytes> handle{};  // owned copy of config.flag_handle
+    std::shared_ptr<const ring> ring_order;
+    transport& net;
+    sink& out;
+
+    // --- protocol state ---
+    dead_set dead;        // D: failed, reported to the sink
+    dead_set departed;    // left cleanly, never reported
+    dead_set told_dead;   // ranks already sent DECLARED_DEAD
+    rank_t emitter;       // == self when alone
+    rank_t observer;      // == self when alone, no_rank while awaiting a NEWOBSERVER
+    bool started = false;
+    bool stopped = false;
+    bool left = false;     // stopped by leave(), as opposed to declared dead
+    bool in_call = false;  // reentrancy guard: callbacks must not call back in
+    time_ns next_heartbeat_at = never;
+    time_ns emitter_deadline = never;
+    std::uint32_t emitted_sequence = 0;  // of our own heartbeats
+    std::uint64_t last_word = 0;  // last word seen in the flag (0 = empty flag)
+    bool have_sequence = false;    // last_sequence belongs to the current emitter
+    std::uint32_t last_sequence = 0;
+    std::uint32_t notice_sequence = 0;
+    detector_stats stats;
+
+    // --- helpers (detector_ring.cpp) ---
+    rank_t self() const { return config.self; }
+    bool gone(rank_t rank) const { return dead.contains(rank) || departed.contains(rank); }
+    bool alone() const { return emitter == config.self; }
+    void emit_heartbeat();
+    void accept_word(time_ns now, std::uint64_t word);
+    void suspect_emitter(time_ns now);
+    rank_t find_emitter() const;
+    void mend(time_ns now);
+    void fix_neighbours(time_ns now);
+    void on_new_observer(time_ns now, rank_t from, const wire::message& msg);
+    void on_leave(time_ns now, rank_t from, const wire::message& msg);
+    void leave_bytes(std::vector<std::byte>& bytes) const;
+    void send_leave();
+    void answer_after_leave(rank_t from, std::span<const std::byte> bytes);
+    void tell_dead(rank_t rank);
+    void declared_dead_self(rank_t told_by, const char* reason);
+    bool mark_failed(rank_t rank);
+    time_ns next_deadline() const;
+
+    // --- notices (detector_notice.cpp) ---
+    void broadcast(time_ns now, rank_t suspect);
+    void broadcast_direct(const dead_set& skip, rank_t suspect);
+    void on_notice(time_ns now, rank_t from, const wire::message& msg);
+    void forward(const wire::message& msg);
+    void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);
+
+    // --- invariants (detector.cpp) ---
+    void check_invariants() const;
+};
+
+}  // namespace btl_ft

@@ -1,0 +1,255 @@
+// Encoder and decoder of wire.hpp. The decoder is a cursor over the input
+// that fails closed: every read checks the remaining length first, and the
+// first error stops decoding; a count is checked against the bytes left
+// before anything is reserved, so a forged count cannot make it allocate.
+#include "btl_ft/wire.hpp"
+
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+
+namespace btl_ft::wire {
+namespace {
+
+class reader {
+public:
+    explicit reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+
+    std::size_t left() const { return bytes_.size() - at_; }
+    status error() const { return error_; }
+    bool ok() const { return error_ == status::ok; }
+    void fail(status why) {
+        if (ok()) error_ = why;
+    }
+
+    std::uint8_t byte() {
+        if (!ok() || left() < 1) {
+            fail(status::truncated);
+            return 0;
+        }
+        return std::to_integer<std::uint8_t>(bytes_[at_++]);
+    }
+
+    std::uint64_t u64() {
+        std::uint64_t value = 0;
+        for (unsigned i = 0; i < 8; ++i) {
+            value |= std::uint64_t{byte()} << (8 * i);
+        }
+        return value;
+    }
+
+    // LEB128, at most 5 bytes, shortest form only.
+    std::uint32_t varint() {
+        std::uint64_t value = 0;
+        for (unsigned i = 0; i < max_varint_bytes; ++i) {
+            const std::uint8_t next = byte();
+            if (!ok()) return 0;
+            value |= std::uint64_t{next & 0x7fu} << (7 * i);
+            if ((next & 0x80u) == 0) {
+                if ((i > 0 && next == 0) || value > 0xffffffffULL) {
+                    fail(status::bad_varint);
+                }
+                return static_cast<std::uint32_t>(value);
+            }
+        }
+        fail(status::bad_varint);
+        return 0;
+    }
+
+    void copy(std::span<std::byte> into) {
+        if (!ok() || left() < into.size()) {
+            fail(status::truncated);
+            return;
+        }
+        std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(at_), into.size(), into.begin());
+        at_ += into.size();
+    }
+
+    // First rank, then strictly positive gaps, every rank below `size`.
+    void rank_list(rank_t size, std::vector<rank_t>& out) {
+        out.clear();
+        const std::uint32_t count = varint();
+        if (!ok()) return;
+        if (count > size) return fail(status::rank_out_of_range);
+        if (count > left()) return fail(status::truncated);
+        out.reserve(count);
+        std::uint64_t rank = 0;
+        for (std::uint32_t i = 0; i < count && ok(); ++i) {
+            const std::uint32_t step = varint();
+            if (i > 0 && step == 0) return fail(status::unsorted);
+            rank = (i == 0 ? 0 : rank) + step;
+            if (rank >= size) return fail(status::rank_out_of_range);
+            out.push_back(static_cast<rank_t>(rank));
+        }
+    }
+
+private:
+    std::span<const std::byte> bytes_;
+    std::size_t at_ = 0;
+    status error_ = status::ok;
+};
+
+class writer {
+public:
+    explicit writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
+
+    void byte(std::uint8_t value) { out_.push_back(std::byte{value}); }
+    void header(msg_type type) {
+        byte(magic0);
+        byte(magic1);
+        byte(version);
+        byte(static_cast<std::uint8_t>(type));
+    }
+    void varint(std::uint32_t value) {
+        while (value >= 0x80u) {
+            byte(static_cast<std::uint8_t>(value | 0x80u));
+            value >>= 7;
+        }
+        byte(static_cast<std::uint8_t>(value));
+    }
+    void rank_list(std::span<const rank_t> ranks) {
+        varint(static_cast<std::uint32_t>(ranks.size()));
+        rank_t previous = 0;
+        for (std::size_t i = 0; i < ranks.size(); ++i) {
+            BTL_FT_ASSERT(i == 0 || ranks[i] > previous, "encoding a rank list that is not strictly increasing");
+            varint(ranks[i] - previous);
+            previous = ranks[i];
+        }
+    }
+
+private:
+    std::vector<std::byte>& out_;
+};
+
+// Failed and departed are disjoint and the source is in neither.
+bool lists_consistent(const message& out) {
+    const auto contains = [](const std::vector<rank_t>& list, rank_t rank) {
+        return std::binary_search(list.begin(), list.end(), rank);
+    };
+    if (contains(out.failed, out.source) || contains(out.departed, out.source)) {
+        return false;
+    }
+    std::vector<rank_t>::const_iterator a = out.failed.begin(), b = out.departed.begin();
+    while (a != out.failed.end() && b != out.departed.end()) {
+        if (*a == *b) return false;
+        *a < *b ? ++a : ++b;
+    }
+    return true;
+}
+
+void decode_notice(reader& in, const limits& bounds, message& out) {
+    const std::uint8_t mode = in.byte();
+    const std::uint8_t route = in.byte();
+    out.source = in.varint();
+    out.sequence = in.varint();
+    if (!in.ok()) return;
+    if (mode > static_cast<std::uint8_t>(notice_mode::direct)) return in.fail(status::bad_mode);
+    if (route > route_tag_max) return in.fail(status::bad_route);
+    if (out.source >= bounds.size) return in.fail(status::rank_out_of_range);
+    out.mode = static_cast<notice_mode>(mode);
+    out.route = route;
+    in.rank_list(bounds.size, out.failed);
+    in.rank_list(bounds.size, out.departed);
+    if (in.ok() && !lists_consistent(out)) in.fail(status::overlap);
+}
+
+void decode_body(reader& in, const limits& bounds, message& out) {
+    switch (out.type) {
+    case msg_type::heartbeat: out.word = in.u64(); break;
+    case msg_type::new_observer:
+        out.handle_length = in.byte();
+        if (in.ok() && out.handle_length > max_handle_bytes) return in.fail(status::bad_handle_length);
+        in.copy({out.handle.data(), out.handle_length});
+        break;
+    case msg_type::notice: decode_notice(in, bounds, out); break;
+    case msg_type::leave: in.rank_list(bounds.size, out.departed); break;
+    case msg_type::declared_dead: break;
+    }
+}
+
+}  // namespace
+
+notice_mode mode_of(propagator_kind kind) { return static_cast<notice_mode>(kind); }
+
+propagator_kind kind_of(notice_mode mode) {
+    BTL_FT_ASSERT(mode != notice_mode::direct, "a direct notice has no overlay");
+    return static_cast<propagator_kind>(mode);
+}
+
+status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
+    if (bytes.size() > bounds.max_bytes) return status::oversize;
+    reader in(bytes);
+    const std::uint8_t m0 = in.byte(), m1 = in.byte(), v = in.byte(), type = in.byte();
+    if (!in.ok()) return in.error();
+    if (m0 != magic0 || m1 != magic1) return status::bad_magic;
+    if (v != version) return status::bad_version;
+    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::declared_dead)) {
+        return status::bad_type;
+    }
+    out.type = static_cast<msg_type>(type);
+    decode_body(in, bounds, out);
+    if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);
+    return in.error();
+}
+
+std::array<std::byte, heartbeat_bytes> encode_heartbeat(std::uint64_t word) {
+    std::array<std::byte, heartbeat_bytes> out{std::byte{magic0}, std::byte{magic1}, std::byte{version},
+                                               std::byte{static_cast<std::uint8_t>(msg_type::heartbeat)}};
+    for (unsigned i = 0; i < 8; ++i) {
+        out[header_bytes + i] = std::byte{static_cast<std::uint8_t>(word >> (8 * i))};
+    }
+    return out;
+}
+
+std::array<std::byte, header_bytes> encode_declared_dead() {
+    return {std::byte{magic0}, std::byte{magic1}, std::byte{version},
+            std::byte{static_cast<std::uint8_t>(msg_type::declared_dead)}};
+}
+
+void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out) {
+    BTL_FT_ASSERT(handle.size() <= max_handle_bytes, "flag handle longer than 64 bytes");
+    writer put(out);
+    put.header(msg_type::new_observer);
+    put.byte(static_cast<std::uint8_t>(handle.size()));
+    out.insert(out.end(), handle.begin(), handle.end());
+}
+
+void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
+    BTL_FT_ASSERT(fields.route <= route_tag_max, "route tag out of range");
+    writer put(out);
+    put.header(msg_type::notice);
+    put.byte(static_cast<std::uint8_t>(fields.mode));
+    put.byte(fields.route);
+    put.varint(fields.source);
+    put.varint(fields.sequence);
+    put.rank_list(fields.failed);
+    put.rank_list(fields.departed);
+}
+
+void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out) {
+    writer put(out);
+    put.header(msg_type::leave);
+    put.rank_list(departed);
+}
+
+const char* describe(status value) {
+    switch (value) {
+    case status::ok: return "ok";
+    case status::truncated: return "truncated";
+    case status::bad_magic: return "bad magic";
+    case status::bad_version: return "unknown version";
+    case status::bad_type: return "unknown message type";
+    case status::oversize: return "longer than the maximum message size";
+    case status::trailing_bytes: return "trailing bytes";
+    case status::bad_varint: return "malformed varint";
+    case status::rank_out_of_range: return "rank out of range";
+    case status::unsorted: return "rank list not strictly increasing";
+    case status::overlap: return "rank both failed and departed, or source listed";
+    case status::bad_handle_length: return "flag handle longer than 64 bytes";
+    case status::bad_mode: return "unknown notice mode";
+    case status::bad_route: return "route tag out of range";
+    }
+    return "?";
+}
+
+}  // namespace btl_ft::wire

@@ -1,0 +1,264 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * ULFM's failure detector, backed by the btl_ft core.
+ *
+ * This file keeps upstream's entry points (register_params, init, start,
+ * finalize) and binds the core to the rest of Open MPI: it builds the core's
+ * configuration from the MCA variables and the runtime (ranks, nodes), turns
+ * the core's conclusions into ULFM state exactly as upstream's detector did
+ * (ompi_errhandler_proc_failed_internal), fences what this process itself
+ * observed failing (PMIx job control), and feeds every failure ULFM learns
+ * elsewhere back into the core (ompi_comm_failure_detector_proc_failed, called
+ * from the error handler).
+ *
+ * Upstream's own detector (rank-order ring over the rbcast tag, one failure
+ * per message, a busy-polling thread) is gone; the reliable broadcast it shared
+ * stays, and revoke keeps using it unchanged.
+ */
+
+#include "ompi_config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix-internal.h"
+#include "opal/mca/threads/threads.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/errhandler/errhandler.h"
+#include "ompi/proc/proc.h"
+#include "ompi/runtime/params.h"
+
+#define NS_PER_S 1000000000LL
+/* On top of one timeout, for the skew between processes leaving MPI_Init. */
+#define STARTUP_GRACE_NS NS_PER_S
+#define DECLARED_DEAD_EXIT_STATUS 1
+
+static ompi_comm_ft_detector_params_t params;
+static bool detector_active = false;
+static uint32_t world_size = 0;
+
+int ompi_comm_failure_detector_register_params(void)
+{
+    return ompi_comm_ft_detector_params_register();
+}
+
+/* Node of every rank, for ring order "node"; NULL if the runtime cannot say,
+ * in which case the core treats all ranks as one node. */
+static uint32_t *node_of_ranks(uint32_t size)
+{
+    uint32_t *nodes = malloc(size * sizeof(*nodes));
+    opal_process_name_t name = *OMPI_PROC_MY_NAME;
+    uint32_t node, *pnode = &node;
+    int rc;
+
+    if (NULL == nodes) {
+        return NULL;
+    }
+    for (uint32_t rank = 0; rank < size; ++rank) {
+        name.vpid = rank;
+        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_NODEID, &name, &pnode, PMIX_UINT32);
+        if (PMIX_SUCCESS != rc) {
+            opal_output_verbose(1, ompi_ftmpi_output_handle,
+                                "%s btl_ft: no node id for rank %u, ring order ignores nodes",
+                                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank);
+            free(nodes);
+            return NULL;
+        }
+        nodes[rank] = node;
+    }
+    return nodes;
+}
+
+static int create_core(uint32_t self, uint32_t size)
+{
+    unsigned char handle[64];
+    size_t handle_length = 0, max_message_bytes = 0;
+    uint32_t *nodes = NULL;
+    char error[256] = "";
+    int ret;
+
+    ret = ompi_comm_ft_transport_init(self, size, params.rdma_heartbeat, handle, sizeof(handle),
+                                      &handle_length, &max_message_bytes);
+    if (OMPI_SUCCESS != ret) {
+        return ret;
+    }
+    if (BTL_FT_RING_NODE == params.ring_order) {
+        nodes = node_of_ranks(size);
+    }
+    btl_ft_config_t config = {
+        .size = size,
+        .self = self,
+        .period_ns = params.period_ns,
+        .timeout_ns = params.timeout_ns,
+        .startup_grace_ns = params.timeout_ns + STARTUP_GRACE_NS,
+        .ring_order = params.ring_order,
+        .propagator = params.propagator,
+        .seed = params.seed,
+        .node_of_rank = nodes,
+        .max_message_bytes = max_message_bytes,
+        .flag_handle = handle_length ? handle : NULL,
+        .flag_handle_length = handle_length,
+    };
+    ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
+    free(nodes); /* the core keeps its own copy */
+    if (OMPI_ERR_BAD_PARAM == ret) {
+        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, error);
+    }
+    if (OMPI_SUCCESS != ret) {
+        ompi_comm_ft_transport_finalize();
+    }
+    return ret;
+}
+
+int ompi_comm_failure_detector_init(void)
+{
+    uint32_t size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
+    uint32_t self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
+    int ret;
+
+    if (!ompi_ftmpi_enabled) {
+        return OMPI_SUCCESS;
+    }
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&params))) {
+        return ret;
+    }
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_transport_register_tag())) {
+        return ret;
+    }
+    if (!params.enable || size < 2) {
+        return OMPI_SUCCESS;
+    }
+    if (params.use_thread) {
+        /* the detector thread drives the BTLs next to the application */
+        opal_set_using_threads(true);
+    }
+    world_size = size;
+    if (OMPI_SUCCESS != (ret = create_core(self, size))) {
+        return ret;
+    }
+    detector_active = true;
+    opal_output_verbose(2, ompi_ftmpi_output_handle,
+                        "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), params.period_ns / 1e9,
+                        params.timeout_ns / 1e9,
+                        params.use_thread ? "in a thread" : "from progress");
+    return OMPI_SUCCESS;
+}
+
+int ompi_comm_failure_detector_start(void)
+{
+    if (!detector_active) {
+        return OMPI_SUCCESS;
+    }
+    return ompi_comm_ft_driver_start();
+}
+
+int ompi_comm_failure_detector_finalize(void)
+{
+    if (!detector_active) {
+        return OMPI_SUCCESS;
+    }
+    detector_active = false;
+    ompi_comm_ft_driver_finalize();
+    ompi_comm_ft_transport_finalize();
+    return OMPI_SUCCESS;
+}
+
+void ompi_comm_failure_detector_proc_failed(struct ompi_proc_t *proc)
+{
+    const opal_process_name_t *name = &proc->super.proc_name;
+
+    if (detector_active && name->jobid == OMPI_PROC_MY_NAME->jobid && name->vpid < world_size) {
+        ompi_comm_ft_driver_report(name->vpid);
+    }
+}
+
+static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                           pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    if (PMIX_SUCCESS != status && PMIX_OPERATION_SUCCEEDED != status) {
+        opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: fencing failed: %s",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), PMIx_Error_string(status));
+    }
+    if (NULL != release_fn) {
+        release_fn(release_cbdata);
+    }
+}
+
+/* A suspected process may only be stopped, not dead: have the runtime kill
+ * it, so it can never act on a communicator that already excluded it. */
+static void fence(ompi_proc_t *proc)
+{
+    pmix_proc_t target;
+    pmix_info_t directive;
+    pmix_status_t rc;
+
+    OPAL_PMIX_CONVERT_NAME(&target, &proc->super.proc_name);
+    PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, NULL, PMIX_BOOL);
+    rc = PMIx_Job_control_nb(&target, 1, &directive, 1, fence_complete, NULL);
+    PMIX_INFO_DESTRUCT(&directive);
+    if (PMIX_SUCCESS != rc && PMIX_OPERATION_SUCCEEDED != rc) {
+        opal_output_verbose(1, ompi_ftmpi_output_handle,
+                            "%s btl_ft: cannot ask the runtime to kill %s: %s",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME),
+                            OMPI_NAME_PRINT(&proc->super.proc_name), PMIx_Error_string(rc));
+    }
+}
+
+void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
+{
+    ompi_proc_t *proc;
+
+    if (rank >= world_size || rank == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        return;
+    }
+    proc = ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
+    if (NULL == proc) {
+        return;
+    }
+    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed (%s)",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank,
+                        was_observing ? "suspected by its observer" : "notice");
+    if (was_observing && params.fence && ompi_proc_is_active(proc)) {
+        fence(proc);
+    }
+    /* forward = false: the core spreads the notice, and the fence tells the
+     * runtime. Upstream's forward also notifies the local PMIx clients, which
+     * includes a falsely suspected process itself; ULFM then aborts it loudly
+     * (ompi_proc_mark_as_failed) before our notice can explain why. */
+    ompi_errhandler_proc_failed_internal(proc, PMIX_ERR_PROC_TERM_WO_SYNC, false);
+}
+
+/* ULFM's view of a failed process never reverts: a process the others declared
+ * dead must not talk again. Say why, synchronously (show_help would go through
+ * PMIx asynchronously and be lost), and leave without the runtime's abort
+ * machinery, which would take the surviving job down with us. */
+void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason)
+{
+    char told_by_text[32];
+    char *message;
+
+    snprintf(told_by_text, sizeof(told_by_text), "%u", told_by);
+    message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "declared-dead", true,
+                                    OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), told_by_text,
+                                    NULL == reason ? "(no reason given)" : reason);
+    if (NULL != message) {
+        fputs(message, stderr);
+        free(message);
+    }
+    fflush(stderr);
+    _exit(DECLARED_DEAD_EXIT_STATUS);
+}

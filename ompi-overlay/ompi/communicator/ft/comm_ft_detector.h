@@ -1,0 +1,92 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * Internal interface between the pieces of the btl_ft failure detector shim.
+ * The protocol itself lives in the C++ core behind btl_ft/btl_ft.h; these files
+ * only bind it to Open MPI:
+ *
+ *   comm_ft_detector.c            lifecycle, configuration, ULFM entry, fencing
+ *   comm_ft_detector_params.c     MCA variables and their validation
+ *   comm_ft_detector_transport.c  BTL side: heartbeat flag, btl_put, AM tag
+ *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
+ *                                 callback, queues fed by other threads
+ *
+ * None of this is exported from libmpi.
+ */
+
+#ifndef OMPI_COMM_FT_DETECTOR_H
+#define OMPI_COMM_FT_DETECTOR_H
+
+#include "ompi_config.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "btl_ft/btl_ft.h"
+
+BEGIN_C_DECLS
+
+#define OMPI_FT_DETECTOR_HELP_FILE "help-mpi-ft-detector.txt"
+
+/* Validated configuration, read from the MCA variables. */
+typedef struct ompi_comm_ft_detector_params_t {
+    bool enable;
+    bool use_thread;
+    bool rdma_heartbeat;
+    bool fence;
+    int64_t period_ns;
+    int64_t timeout_ns;
+    int ring_order;  /* enum btl_ft_ring_order */
+    int propagator;  /* enum btl_ft_propagator */
+    uint64_t seed;
+} ompi_comm_ft_detector_params_t;
+
+/* comm_ft_detector_params.c */
+int ompi_comm_ft_detector_params_register(void);
+/* Shows a help message naming the variable and returns OMPI_ERR_BAD_PARAM on
+ * an invalid value. */
+int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params);
+
+/* comm_ft_detector_transport.c */
+/* The AM tag is registered whenever ULFM is on, even if this process runs no
+ * detector: a peer that does may still send to it. */
+int ompi_comm_ft_transport_register_tag(void);
+/* Registers the heartbeat flag and packs this process's flag handle. */
+int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
+                                void *handle, size_t handle_capacity, size_t *handle_length,
+                                size_t *max_message_bytes);
+void ompi_comm_ft_transport_finalize(void);
+uint64_t ompi_comm_ft_transport_read_flag(void);
+/* Signatures of the core's callbacks, used directly as such. */
+void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word);
+void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length);
+void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
+                                            const void *handle, size_t length);
+
+/* comm_ft_detector_driver.c */
+enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_HEARTBEAT = 1 };
+
+int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool use_thread,
+                             char *error, size_t error_length);
+int ompi_comm_ft_driver_start(void);
+void ompi_comm_ft_driver_finalize(void);
+/* Safe from any thread and from within BTL callbacks: they only queue. */
+void ompi_comm_ft_driver_report(uint32_t rank);
+void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length);
+
+/* comm_ft_detector.c: where the core's conclusions go (called with the core
+ * lock held, from the driver). */
+void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing);
+void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason);
+
+END_C_DECLS
+
+#endif /* OMPI_COMM_FT_DETECTOR_H */

@@ -1,0 +1,409 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The driver: the only code that calls into the btl_ft core, always under one
+ * lock. It owns time (CLOCK_MONOTONIC), the detector thread, and two queues
+ * that any other thread may feed without ever touching the core: messages
+ * from the AM callback, and failures learnt by ULFM (PMIx events, BTL errors).
+ *
+ * Each step: hand queued failures and messages to the core, read the local
+ * heartbeat flag, tick, then sleep until the next deadline. The thread calls
+ * opal_progress before each step, so active messages (and tcp's emulated put)
+ * move while the application computes; its sleep is therefore bounded by
+ * PROGRESS_INTERVAL_NS. Without the thread, the same step runs from an
+ * opal_progress callback whenever the application is inside MPI.
+ *
+ * Rejected: calling the core straight from the AM callback or the ULFM hook.
+ * Those run with BTL or PML locks held, while the core's callbacks send through
+ * the BTL; queueing keeps the core lock outermost and free of lock-order cycles.
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opal/mca/threads/threads.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/sys/atomic.h"
+#include "opal/util/output.h"
+
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/constants.h"
+#include "ompi/runtime/params.h"
+
+#define NS_PER_S 1000000000LL
+#define PROGRESS_INTERVAL_NS 1000000LL /* 1 ms */
+
+typedef struct ompi_comm_ft_inbox_item_t {
+    struct ompi_comm_ft_inbox_item_t *next;
+    int kind;
+    uint32_t from;
+    size_t length;
+    unsigned char bytes[];
+} ompi_comm_ft_inbox_item_t;
+
+static btl_ft_detector_t *core = NULL;
+static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
+static int64_t next_deadline_ns = INT64_MAX;
+static int64_t progress_interval_ns = PROGRESS_INTERVAL_NS;
+static uint64_t last_flag_word = 0;
+/* the emitter before the current core call: a failure of that rank was seen
+ * by this process, not just heard of */
+static uint32_t observed_emitter = UINT32_MAX;
+
+/* queues, fed from any thread */
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond;
+static bool accepting = false;
+static opal_atomic_int32_t queued = 0;
+static ompi_comm_ft_inbox_item_t *inbox_head = NULL;
+static ompi_comm_ft_inbox_item_t **inbox_tail = &inbox_head;
+static uint32_t *reports = NULL; /* each rank at most once, see report_pending */
+static bool *report_pending = NULL;
+static size_t report_count = 0;
+static uint32_t world_size = 0;
+
+static bool use_thread = false;
+static bool running = false;
+static volatile bool stopping = false;
+static opal_thread_t driver_thread;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/*
+ * The core's sink; runs inside a core call, core lock held.
+ */
+
+static void on_failed(void *context, const uint32_t *ranks, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        ompi_comm_ft_detector_failed(ranks[i], ranks[i] == observed_emitter);
+    }
+}
+
+static void on_declared_dead_self(void *context, uint32_t told_by, const char *reason)
+{
+    ompi_comm_ft_detector_declared_dead_self(told_by, reason);
+}
+
+/*
+ * One step of the core, core lock held.
+ */
+
+static void drain_reports(int64_t now)
+{
+    uint32_t rank;
+
+    for (;;) {
+        pthread_mutex_lock(&queue_lock);
+        if (0 == report_count) {
+            pthread_mutex_unlock(&queue_lock);
+            return;
+        }
+        rank = reports[--report_count];
+        report_pending[rank] = false;
+        pthread_mutex_unlock(&queue_lock);
+        observed_emitter = btl_ft_emitter(core);
+        btl_ft_report_failure(core, now, rank);
+    }
+}
+
+static void drain_inbox(int64_t now)
+{
+    ompi_comm_ft_inbox_item_t *item, *next;
+
+    pthread_mutex_lock(&queue_lock);
+    item = inbox_head;
+    inbox_head = NULL;
+    inbox_tail = &inbox_head;
+    queued = 0;
+    pthread_mutex_unlock(&queue_lock);
+
+    for (; NULL != item; item = next) {
+        next = item->next;
+        observed_emitter = btl_ft_emitter(core);
+        if (OMPI_FT_INBOX_HEARTBEAT == item->kind && sizeof(uint64_t) == item->length) {
+            uint64_t word;
+            memcpy(&word, item->bytes, sizeof(word));
+            btl_ft_on_heartbeat_word(core, now, word);
+        } else if (OMPI_FT_INBOX_MESSAGE == item->kind) {
+            (void) btl_ft_on_message(core, now, item->from, item->bytes, item->length);
+        }
+        free(item);
+    }
+}
+
+static void step_locked(int64_t now)
+{
+    uint64_t word;
+
+    drain_reports(now);
+    drain_inbox(now);
+    word = ompi_comm_ft_transport_read_flag();
+    if (word != last_flag_word) {
+        last_flag_word = word;
+        observed_emitter = btl_ft_emitter(core);
+        btl_ft_on_heartbeat_word(core, now, word);
+    }
+    observed_emitter = btl_ft_emitter(core);
+    next_deadline_ns = btl_ft_tick(core, now);
+}
+
+/*
+ * Thread and progress-callback drivers.
+ */
+
+static void wait_until(int64_t deadline_ns)
+{
+    struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
+
+    pthread_mutex_lock(&queue_lock);
+    while (!stopping && 0 == queued) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&queue_cond, &queue_lock, &ts)) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&queue_lock);
+}
+
+static void *driver_thread_main(opal_object_t *object)
+{
+    int64_t deadline, now;
+
+    while (!stopping) {
+        /* progress first: after a long stall (the process was stopped or
+         * starved), what peers sent meanwhile must reach the core before its
+         * timers fire, or it would suspect its emitter before learning that
+         * it was itself declared dead */
+        opal_progress();
+
+        pthread_mutex_lock(&core_lock);
+        step_locked(now_ns());
+        deadline = next_deadline_ns;
+        pthread_mutex_unlock(&core_lock);
+
+        now = now_ns();
+        if (deadline > now + progress_interval_ns) {
+            deadline = now + progress_interval_ns;
+        }
+        wait_until(deadline);
+    }
+    return OPAL_THREAD_CANCELLED;
+}
+
+static int driver_progress_cb(void)
+{
+    int64_t now = now_ns();
+
+    if (now < next_deadline_ns && 0 == queued
+        && ompi_comm_ft_transport_read_flag() == last_flag_word) {
+        return 0;
+    }
+    if (0 != pthread_mutex_trylock(&core_lock)) {
+        return 0; /* another thread is stepping */
+    }
+    step_locked(now);
+    pthread_mutex_unlock(&core_lock);
+    return 1;
+}
+
+/*
+ * Queues.
+ */
+
+static void wake_locked(void)
+{
+    queued = 1;
+    pthread_cond_signal(&queue_cond);
+}
+
+void ompi_comm_ft_driver_report(uint32_t rank)
+{
+    pthread_mutex_lock(&queue_lock);
+    if (accepting && rank < world_size && !report_pending[rank]) {
+        report_pending[rank] = true;
+        reports[report_count++] = rank;
+        wake_locked();
+    }
+    pthread_mutex_unlock(&queue_lock);
+}
+
+void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length)
+{
+    ompi_comm_ft_inbox_item_t *item;
+
+    if (!accepting) {
+        return; /* unlocked peek; rechecked below */
+    }
+    item = malloc(sizeof(*item) + length);
+    if (OPAL_UNLIKELY(NULL == item)) {
+        return; /* the transport may lose messages; the core tolerates it */
+    }
+    item->next = NULL;
+    item->kind = kind;
+    item->from = from;
+    item->length = length;
+    memcpy(item->bytes, bytes, length);
+
+    pthread_mutex_lock(&queue_lock);
+    if (!accepting) {
+        pthread_mutex_unlock(&queue_lock);
+        free(item);
+        return;
+    }
+    *inbox_tail = item;
+    inbox_tail = &item->next;
+    wake_locked();
+    pthread_mutex_unlock(&queue_lock);
+}
+
+static void free_report_queue(void)
+{
+    free(reports);
+    free(report_pending);
+    reports = NULL;
+    report_pending = NULL;
+    world_size = 0;
+}
+
+static void discard_queues(void)
+{
+    ompi_comm_ft_inbox_item_t *item, *next;
+
+    pthread_mutex_lock(&queue_lock);
+    accepting = false;
+    for (item = inbox_head; NULL != item; item = next) {
+        next = item->next;
+        free(item);
+    }
+    inbox_head = NULL;
+    inbox_tail = &inbox_head;
+    report_count = 0;
+    queued = 0;
+    pthread_mutex_unlock(&queue_lock);
+}
+
+/*
+ * Lifecycle.
+ */
+
+int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *error,
+                             size_t error_length)
+{
+    btl_ft_callbacks_t callbacks = {
+        .context = NULL,
+        .put_heartbeat = ompi_comm_ft_transport_put_heartbeat,
+        .send = ompi_comm_ft_transport_send,
+        .observer_handle = ompi_comm_ft_transport_observer_handle,
+        .failed = on_failed,
+        .declared_dead_self = on_declared_dead_self,
+    };
+    pthread_condattr_t attr;
+
+    world_size = config->size;
+    reports = calloc(world_size, sizeof(*reports));
+    report_pending = calloc(world_size, sizeof(*report_pending));
+    if (NULL == reports || NULL == report_pending) {
+        free_report_queue();
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (0 != btl_ft_create(config, &callbacks, &core, error, error_length)) {
+        free_report_queue();
+        return OMPI_ERR_BAD_PARAM;
+    }
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&queue_cond, &attr);
+    pthread_condattr_destroy(&attr);
+
+    use_thread = thread;
+    if (config->period_ns / 2 < PROGRESS_INTERVAL_NS) {
+        progress_interval_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
+    }
+    last_flag_word = ompi_comm_ft_transport_read_flag();
+    pthread_mutex_lock(&queue_lock);
+    accepting = true; /* messages may arrive before start; the core keeps them */
+    pthread_mutex_unlock(&queue_lock);
+    return OMPI_SUCCESS;
+}
+
+int ompi_comm_ft_driver_start(void)
+{
+    int ret;
+
+    if (NULL == core) {
+        return OMPI_SUCCESS;
+    }
+    pthread_mutex_lock(&core_lock);
+    btl_ft_start(core, now_ns());
+    step_locked(now_ns());
+    pthread_mutex_unlock(&core_lock);
+
+    stopping = false;
+    if (use_thread) {
+        OBJ_CONSTRUCT(&driver_thread, opal_thread_t);
+        driver_thread.t_run = driver_thread_main;
+        driver_thread.t_arg = NULL;
+        ret = opal_thread_start(&driver_thread);
+    } else {
+        ret = opal_progress_register(driver_progress_cb);
+    }
+    running = (OPAL_SUCCESS == ret);
+    return ret;
+}
+
+void ompi_comm_ft_driver_finalize(void)
+{
+    btl_ft_stats_t stats;
+    void *thread_return;
+
+    if (NULL == core) {
+        return;
+    }
+    if (running) {
+        if (use_thread) {
+            pthread_mutex_lock(&queue_lock);
+            stopping = true;
+            pthread_cond_signal(&queue_cond);
+            pthread_mutex_unlock(&queue_lock);
+            opal_thread_join(&driver_thread, &thread_return);
+            OBJ_DESTRUCT(&driver_thread);
+        } else {
+            opal_progress_unregister(driver_progress_cb);
+        }
+        running = false;
+    }
+    discard_queues();
+
+    pthread_mutex_lock(&core_lock);
+    btl_ft_leave(core, now_ns());
+    btl_ft_get_stats(core, &stats);
+    opal_output_verbose(10, ompi_ftmpi_output_handle,
+                        "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
+                        " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64,
+                        stats.heartbeats_sent, stats.heartbeats_missed, stats.suspicions,
+                        stats.notices_started, stats.notices_received, stats.malformed_dropped);
+    btl_ft_destroy(core);
+    core = NULL;
+    pthread_mutex_unlock(&core_lock);
+
+    pthread_cond_destroy(&queue_cond);
+    free_report_queue();
+}

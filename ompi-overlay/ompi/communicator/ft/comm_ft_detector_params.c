@@ -1,0 +1,213 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * MCA variables of the btl_ft failure detector (mpi_ft_detector_* and
+ * mpi_ft_propagator), and their validation at MPI_Init.
+ *
+ * Period and timeout are DOUBLE variables, but mca_base_var turns "abc" into
+ * 0.0 without a word (strtod(src, NULL)); when the value came through the
+ * environment (mpirun -mca, OMPI_MCA_*), the original text is parsed again here
+ * so the message names what the user wrote. The ring order and propagator
+ * words are parsed by the core, which owns their names.
+ * Bool variables keep Open MPI's own parsing: it already names the variable and
+ * the accepted words; we only turn its registration error into a failed
+ * MPI_Init instead of a silently ignored setting.
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "opal/mca/base/mca_base_var.h"
+#include "opal/util/printf.h"
+#include "opal/util/show_help.h"
+
+#include "ompi/constants.h"
+#include "ompi/communicator/ft/comm_ft_detector.h"
+
+#define SECONDS_MAX 1.0e6
+#define SECONDS_ACCEPTED "a positive number of seconds, from 1e-9 to 1e6"
+
+static bool detector_enable = true;
+static bool detector_use_thread = true;
+static bool detector_rdma_heartbeat = true;
+static bool detector_fence = true;
+static double detector_period = 0.1;
+static double detector_timeout = 1.0;
+static char *detector_ring_order = "node";
+static char *detector_propagator = "hba";
+static uint64_t detector_seed = 0x62746c5f6674ULL; /* "btl_ft" */
+
+/* first variable whose value Open MPI itself rejected at registration */
+static const char *rejected_variable = NULL;
+
+static void register_variable(const char *name, const char *description,
+                              mca_base_var_type_t type, mca_base_var_info_lvl_t level,
+                              void *storage)
+{
+    int ret = mca_base_var_register("ompi", "mpi", "ft", name, description, type, NULL, 0, 0,
+                                    level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    if (0 > ret && OPAL_ERR_NOT_FOUND != ret && NULL == rejected_variable) {
+        rejected_variable = name;
+    }
+}
+
+int ompi_comm_ft_detector_params_register(void)
+{
+    char *ring_order_help = NULL, *propagator_help = NULL;
+
+    register_variable("detector",
+                      "Run the btl_ft failure detector (observation ring with RDMA heartbeats "
+                      "and failure-notice broadcast) when ULFM fault tolerance is enabled "
+                      "(mpi_ft_enable); if false, failures are only learnt from the runtime "
+                      "and in-band transport errors",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &detector_enable);
+    register_variable("detector_period",
+                      "Heartbeat period eta, in seconds (a positive number, e.g. 0.01)",
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &detector_period);
+    register_variable("detector_timeout",
+                      "Suspicion timeout delta, in seconds: an observer suspects its emitter "
+                      "when no heartbeat arrived for this long (a number larger than "
+                      "mpi_ft_detector_period; 3 to 10 periods is typical)",
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &detector_timeout);
+    register_variable("detector_thread",
+                      "Emit heartbeats and run the detector from a library-internal thread, "
+                      "so a computing application cannot starve them (enables thread "
+                      "safety in the transports); if false, the detector runs only when the "
+                      "application calls into MPI",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_use_thread);
+    register_variable("detector_rdma_heartbeat",
+                      "Deposit heartbeats with a BTL RDMA put into the observer's registered "
+                      "flag word; if false, or where a BTL has no put, heartbeats are active "
+                      "messages",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_rdma_heartbeat);
+    register_variable("detector_fence",
+                      "Ask the runtime (PMIx job control) to kill a process this process "
+                      "declared failed, so a hung process cannot come back",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_fence);
+    register_variable("detector_seed",
+                      "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
+                      "shuffle); must be the same in every process",
+                      MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_9, &detector_seed);
+
+    opal_asprintf(&ring_order_help,
+                  "Order of the observation ring, one of %s: rank = each rank observes "
+                  "its predecessor (upstream's order); node = neighbours on the ring never "
+                  "share a node, so the loss of a node is detected in one timeout; shuffle = "
+                  "seeded random permutation",
+                  btl_ft_ring_order_words);
+    register_variable("detector_ring_order", ring_order_help, MCA_BASE_VAR_TYPE_STRING,
+                      OPAL_INFO_LVL_5, &detector_ring_order);
+    free(ring_order_help);
+
+    opal_asprintf(&propagator_help,
+                  "Overlay that broadcasts failure notices, one of %s: hba = two hypercube "
+                  "broadcasts; bmg = binomial graph; chord = forward-only binomial graph",
+                  btl_ft_propagator_words);
+    register_variable("propagator", propagator_help, MCA_BASE_VAR_TYPE_STRING,
+                      OPAL_INFO_LVL_5, &detector_propagator);
+    free(propagator_help);
+
+    return OMPI_SUCCESS;
+}
+
+static int show_invalid(const char *name, const char *value, const char *accepted)
+{
+    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name,
+                   NULL == value ? "(empty)" : value, accepted);
+    return OMPI_ERR_BAD_PARAM;
+}
+
+static int check_seconds(const char *name, double seconds, const char *text, int64_t *out_ns)
+{
+    char shown[64];
+
+    if (NULL == text) {
+        snprintf(shown, sizeof(shown), "%g", seconds);
+        text = shown;
+    }
+    if (!isfinite(seconds) || seconds <= 0.0 || seconds > SECONDS_MAX
+        || (*out_ns = (int64_t) llround(seconds * 1e9)) < 1) {
+        return show_invalid(name, text, SECONDS_ACCEPTED);
+    }
+    return OMPI_SUCCESS;
+}
+
+/* `name` is the full variable name, e.g. "mpi_ft_detector_period". */
+static int parse_seconds(const char *name, double value, int64_t *out_ns)
+{
+    char env_name[128];
+    const char *text;
+    char *end = NULL;
+
+    snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
+    text = getenv(env_name);
+    if (NULL == text) {
+        return check_seconds(name, value, NULL, out_ns);
+    }
+    errno = 0;
+    value = strtod(text, &end);
+    while (' ' == *end || '\t' == *end) {
+        ++end;
+    }
+    if (end == text || '\0' != *end || 0 != errno) {
+        return show_invalid(name, text, SECONDS_ACCEPTED);
+    }
+    return check_seconds(name, value, text, out_ns);
+}
+
+static int parse_word(const char *name, const char *text, int (*parse)(const char *, int *),
+                      const char *words, int *out)
+{
+    if (NULL == text || 0 != parse(text, out)) {
+        return show_invalid(name, text, words);
+    }
+    return OMPI_SUCCESS;
+}
+
+int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
+{
+    int ret;
+
+    if (NULL != rejected_variable) {
+        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, rejected_variable);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    params->enable = detector_enable;
+    params->use_thread = detector_use_thread;
+    params->rdma_heartbeat = detector_rdma_heartbeat;
+    params->fence = detector_fence;
+    params->seed = detector_seed;
+
+    if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", detector_period,
+                                             &params->period_ns))
+        || OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_timeout", detector_timeout,
+                                                &params->timeout_ns))
+        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_detector_ring_order", detector_ring_order,
+                                             btl_ft_parse_ring_order, btl_ft_ring_order_words,
+                                             &params->ring_order))
+        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_propagator", detector_propagator,
+                                             btl_ft_parse_propagator, btl_ft_propagator_words,
+                                             &params->propagator))) {
+        return ret;
+    }
+    if (params->timeout_ns <= params->period_ns) {
+        char timeout_text[64], period_text[64];
+        snprintf(timeout_text, sizeof(timeout_text), "%g", params->timeout_ns / 1e9);
+        snprintf(period_text, sizeof(period_text), "%g", params->period_ns / 1e9);
+        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "timeout-not-above-period", true,
+                       timeout_text, period_text);
+        return OMPI_ERR_BAD_PARAM;
+    }
+    return OMPI_SUCCESS;
+}

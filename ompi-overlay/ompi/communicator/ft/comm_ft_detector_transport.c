@@ -1,0 +1,429 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The BTL side of the btl_ft detector: the heartbeat flag, one-sided heartbeat
+ * puts, and the active-message tag that carries the core's messages.
+ *
+ * The observer owns one 64-bit flag word, registered once with every BTL module
+ * that needs registration, and read with a plain load by the driver. Its handle
+ * (address, the hash of the registering BTL component, the registration bytes)
+ * travels inside the core's NEWOBSERVER message; the emitter resolves its put
+ * path to the observer from that handle and deposits each heartbeat word with
+ * btl_put, so heartbeats need no progress at the observer (sm single copy, uct,
+ * ofi; tcp's put is emulated and does need it). Where there is no put, no
+ * usable handle yet, or the put fails, the word goes as an active message.
+ *
+ * Upstream's detector re-registered its flag for every new emitter and shipped
+ * the registration in its own request message; registering once per module and
+ * letting the core carry the handle keeps all protocol decisions in the core.
+ * Put errors are not reported as failures: a peer that finished MPI_Finalize
+ * and exited looks the same, and a crashed observer is found by its own
+ * observer. Transport errors reach the core through ULFM instead (ob1's BTL
+ * error callback -> ompi_errhandler_proc_failed -> the detector hook).
+ */
+
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "opal/class/opal_list.h"
+#include "opal/mca/btl/base/base.h"
+#include "opal/mca/btl/btl.h"
+#include "opal/sys/atomic.h"
+#include "opal/util/output.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/mca/bml/base/base.h"
+#include "ompi/mca/bml/bml.h"
+#include "ompi/proc/proc.h"
+#include "ompi/runtime/params.h"
+
+#define HANDLE_MAX_BYTES 64
+#define HANDLE_HEADER_BYTES (sizeof(uint64_t) + sizeof(uint32_t))
+#define MESSAGE_MAX_BYTES 4096
+#define PUT_SOURCE_SLOTS 16
+#define REGISTRATIONS_MAX 8
+
+/* Prefix of every message on MCA_BTL_TAG_FT_DETECTOR. */
+typedef struct ompi_comm_ft_frame_header_t {
+    uint8_t kind; /* enum ompi_comm_ft_inbox_kind */
+    uint8_t pad[3];
+    uint32_t from;
+} ompi_comm_ft_frame_header_t;
+
+#define FRAME_MAX_BYTES (sizeof(ompi_comm_ft_frame_header_t) + MESSAGE_MAX_BYTES)
+
+typedef struct ompi_comm_ft_registration_t {
+    mca_btl_base_module_t *btl;
+    mca_btl_base_registration_handle_t *flag_handle;
+    mca_btl_base_registration_handle_t *source_handle;
+} ompi_comm_ft_registration_t;
+
+/* Where heartbeats to the current observer go. */
+typedef struct ompi_comm_ft_put_target_t {
+    uint32_t observer;
+    uint64_t flag_address;  /* 0: no handle received */
+    uint32_t btl_hash;
+    size_t handle_length;
+    uint64_t handle[(HANDLE_MAX_BYTES + 7) / 8]; /* aligned copy of the remote handle */
+    bool resolved;
+    mca_bml_base_btl_t *bml_btl; /* NULL: active messages */
+    mca_btl_base_registration_handle_t *local_handle;
+} ompi_comm_ft_put_target_t;
+
+static volatile uint64_t flag_word __opal_attribute_aligned__(64) = 0;
+static uint64_t put_source[PUT_SOURCE_SLOTS] __opal_attribute_aligned__(64);
+static unsigned put_source_next = 0;
+
+static ompi_comm_ft_registration_t registrations[REGISTRATIONS_MAX];
+static int registration_count = 0;
+static bool use_rdma = false;
+static uint32_t world_size = 0;
+static uint32_t self_rank = 0;
+static ompi_comm_ft_put_target_t target = {.observer = UINT32_MAX};
+
+static uint32_t component_hash(const mca_btl_base_module_t *btl)
+{
+    const char *name = btl->btl_component->btl_version.mca_component_name;
+    uint32_t hash = 2166136261u; /* FNV-1a */
+
+    for (; '\0' != *name; ++name) {
+        hash = (hash ^ (uint8_t) *name) * 16777619u;
+    }
+    return hash;
+}
+
+static bool btl_can_put_word(const mca_btl_base_module_t *btl)
+{
+    return NULL != btl->btl_put && (btl->btl_flags & MCA_BTL_FLAGS_PUT)
+           && btl->btl_put_limit >= sizeof(uint64_t)
+           && btl->btl_put_alignment <= sizeof(uint64_t);
+}
+
+static ompi_comm_ft_registration_t *find_registration(const mca_btl_base_module_t *btl)
+{
+    for (int i = 0; i < registration_count; ++i) {
+        if (registrations[i].btl == btl) {
+            return &registrations[i];
+        }
+    }
+    return NULL;
+}
+
+static void register_flag(mca_btl_base_module_t *btl)
+{
+    ompi_comm_ft_registration_t *reg;
+
+    if (!btl_can_put_word(btl) || NULL == btl->btl_register_mem
+        || REGISTRATIONS_MAX == registration_count) {
+        return;
+    }
+    reg = &registrations[registration_count];
+    reg->btl = btl;
+    reg->flag_handle = btl->btl_register_mem(btl, NULL, (void *) &flag_word, sizeof(flag_word),
+                                             MCA_BTL_REG_FLAG_LOCAL_WRITE
+                                                 | MCA_BTL_REG_FLAG_REMOTE_WRITE);
+    reg->source_handle = btl->btl_register_mem(btl, NULL, put_source, sizeof(put_source), 0);
+    if (NULL == reg->flag_handle && NULL == reg->source_handle) {
+        return;
+    }
+    ++registration_count;
+}
+
+/* {uint64 flag address, uint32 component hash, registration bytes}; the hash
+ * is 0 and the bytes absent when no module needed registration. */
+static size_t pack_handle(unsigned char *handle, size_t capacity)
+{
+    uint64_t address = (uint64_t) (uintptr_t) &flag_word;
+    uint32_t hash = 0;
+    size_t length = HANDLE_HEADER_BYTES;
+    ompi_comm_ft_registration_t *packed = NULL;
+
+    for (int i = 0; i < registration_count && NULL == packed; ++i) {
+        size_t size = registrations[i].btl->btl_registration_handle_size;
+        if (NULL != registrations[i].flag_handle && HANDLE_HEADER_BYTES + size <= capacity) {
+            packed = &registrations[i];
+        }
+    }
+    if (NULL != packed) {
+        hash = component_hash(packed->btl);
+        memcpy(handle + HANDLE_HEADER_BYTES, packed->flag_handle,
+               packed->btl->btl_registration_handle_size);
+        length += packed->btl->btl_registration_handle_size;
+    }
+    memcpy(handle, &address, sizeof(address));
+    memcpy(handle + sizeof(address), &hash, sizeof(hash));
+    return length;
+}
+
+static mca_bml_base_btl_t *find_put_btl(mca_bml_base_btl_array_t *array)
+{
+    size_t count = mca_bml_base_btl_array_get_size(array);
+
+    for (size_t i = 0; i < count; ++i) {
+        mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_index(array, i);
+        if (btl_can_put_word(bml_btl->btl)) {
+            return bml_btl;
+        }
+    }
+    return NULL;
+}
+
+/* No ompi_proc_is_active() filter: the core may have to tell a process that
+ * ULFM already counts as failed that it was declared dead. */
+static mca_bml_base_endpoint_t *endpoint_of(uint32_t rank)
+{
+    ompi_proc_t *proc = ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
+
+    return NULL == proc ? NULL : mca_bml_base_get_endpoint(proc);
+}
+
+/* Picks the put path to the observer, or none (active messages). */
+static void resolve_put_target(void)
+{
+    mca_bml_base_endpoint_t *endpoint;
+    mca_bml_base_btl_t *bml_btl = NULL;
+    ompi_comm_ft_registration_t *reg;
+
+    target.resolved = true;
+    target.bml_btl = NULL;
+    target.local_handle = NULL;
+    if (!use_rdma || 0 == target.flag_address
+        || NULL == (endpoint = endpoint_of(target.observer))) {
+        return;
+    }
+    /* tcp emulates put but is not in btl_rdma (it has no get) */
+    if (NULL == (bml_btl = find_put_btl(&endpoint->btl_rdma))
+        && NULL == (bml_btl = find_put_btl(&endpoint->btl_eager))) {
+        return;
+    }
+    if (NULL != bml_btl->btl->btl_register_mem) {
+        if (target.btl_hash != component_hash(bml_btl->btl)
+            || target.handle_length != bml_btl->btl->btl_registration_handle_size) {
+            return; /* the observer has no registration this BTL can use */
+        }
+        reg = find_registration(bml_btl->btl);
+        if (sizeof(uint64_t) > bml_btl->btl->btl_put_local_registration_threshold) {
+            if (NULL == reg || NULL == reg->source_handle) {
+                return;
+            }
+            target.local_handle = reg->source_handle;
+        }
+    }
+    target.bml_btl = bml_btl;
+    opal_output_verbose(5, ompi_ftmpi_output_handle, "%s btl_ft: heartbeats to rank %u by %s put",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), target.observer,
+                        bml_btl->btl->btl_component->btl_version.mca_component_name);
+}
+
+static void send_complete(struct mca_btl_base_module_t *module,
+                          struct mca_btl_base_endpoint_t *endpoint,
+                          struct mca_btl_base_descriptor_t *descriptor, int status)
+{
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != status)) {
+        opal_output_verbose(5, ompi_ftmpi_output_handle, "%s btl_ft: send completed with %d",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), status);
+    }
+}
+
+static void put_complete(mca_btl_base_module_t *module, struct mca_btl_base_endpoint_t *endpoint,
+                         void *local_address, mca_btl_base_registration_handle_t *local_handle,
+                         void *context, void *cbdata, int status)
+{
+    if (OPAL_UNLIKELY(OPAL_SUCCESS != status)) {
+        opal_output_verbose(5, ompi_ftmpi_output_handle,
+                            "%s btl_ft: heartbeat put completed with %d",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), status);
+    }
+}
+
+static void send_frame(uint32_t peer, int kind, const void *bytes, size_t length)
+{
+    ompi_comm_ft_frame_header_t header = {.kind = (uint8_t) kind, .from = self_rank};
+    mca_bml_base_endpoint_t *endpoint = endpoint_of(peer);
+    mca_bml_base_btl_t *bml_btl;
+    mca_btl_base_descriptor_t *des = NULL;
+    unsigned char *payload;
+    int ret;
+
+    if (NULL == endpoint
+        || NULL == (bml_btl = mca_bml_base_btl_array_get_index(&endpoint->btl_eager, 0))) {
+        return;
+    }
+    mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(header) + length,
+                       MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
+    if (OPAL_UNLIKELY(NULL == des)) {
+        opal_output_verbose(5, ompi_ftmpi_output_handle,
+                            "%s btl_ft: no descriptor for %zu bytes to rank %u, message dropped",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), length, peer);
+        return;
+    }
+    payload = des->des_segments[0].seg_addr.pval;
+    memcpy(payload, &header, sizeof(header));
+    memcpy(payload + sizeof(header), bytes, length);
+    des->des_cbfunc = send_complete;
+    ret = mca_bml_base_send(bml_btl, des, MCA_BTL_TAG_FT_DETECTOR);
+    if (OPAL_UNLIKELY(ret < 0)) {
+        mca_bml_base_free(bml_btl, des);
+        opal_output_verbose(5, ompi_ftmpi_output_handle,
+                            "%s btl_ft: send to rank %u failed (%d), message dropped",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), peer, ret);
+    }
+}
+
+/* Runs inside BTL progress, on any thread: validate, then only queue. */
+static void recv_cb(mca_btl_base_module_t *btl, const mca_btl_base_receive_descriptor_t *desc)
+{
+    unsigned char gathered[FRAME_MAX_BYTES];
+    const unsigned char *frame = gathered;
+    ompi_comm_ft_frame_header_t header;
+    size_t length = 0;
+
+    if (1 == desc->des_segment_count) {
+        frame = desc->des_segments[0].seg_addr.pval;
+        length = desc->des_segments[0].seg_len;
+    } else {
+        for (size_t i = 0; i < desc->des_segment_count; ++i) {
+            size_t seg_len = desc->des_segments[i].seg_len;
+            if (length + seg_len > sizeof(gathered)) {
+                return;
+            }
+            memcpy(gathered + length, desc->des_segments[i].seg_addr.pval, seg_len);
+            length += seg_len;
+        }
+    }
+    if (length < sizeof(header) || length > FRAME_MAX_BYTES) {
+        return;
+    }
+    memcpy(&header, frame, sizeof(header));
+    if (header.from >= world_size
+        || (OMPI_FT_INBOX_MESSAGE != header.kind && OMPI_FT_INBOX_HEARTBEAT != header.kind)) {
+        return;
+    }
+    ompi_comm_ft_driver_deliver(header.kind, header.from, frame + sizeof(header),
+                                length - sizeof(header));
+}
+
+int ompi_comm_ft_transport_register_tag(void)
+{
+    static bool registered = false;
+    int ret;
+
+    world_size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
+    if (registered) {
+        return OMPI_SUCCESS;
+    }
+    ret = mca_bml.bml_register(MCA_BTL_TAG_FT_DETECTOR, recv_cb, NULL);
+    registered = (OMPI_SUCCESS == ret);
+    return ret;
+}
+
+int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
+                                void *handle, size_t handle_capacity, size_t *handle_length,
+                                size_t *max_message_bytes)
+{
+    mca_btl_base_selected_module_t *selected;
+    size_t max_bytes = MESSAGE_MAX_BYTES;
+
+    self_rank = self;
+    world_size = size;
+    use_rdma = rdma_heartbeat;
+    flag_word = 0;
+    target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
+
+    OPAL_LIST_FOREACH (selected, &mca_btl_base_modules_initialized,
+                       mca_btl_base_selected_module_t) {
+        mca_btl_base_module_t *btl = selected->btl_module;
+        if (btl->btl_eager_limit > sizeof(ompi_comm_ft_frame_header_t)
+            && btl->btl_eager_limit - sizeof(ompi_comm_ft_frame_header_t) < max_bytes) {
+            max_bytes = btl->btl_eager_limit - sizeof(ompi_comm_ft_frame_header_t);
+        }
+        if (use_rdma) {
+            register_flag(btl);
+        }
+    }
+    *max_message_bytes = max_bytes;
+    *handle_length = use_rdma ? pack_handle(handle, handle_capacity) : 0;
+    return OMPI_SUCCESS;
+}
+
+void ompi_comm_ft_transport_finalize(void)
+{
+    for (int i = 0; i < registration_count; ++i) {
+        mca_btl_base_module_t *btl = registrations[i].btl;
+        if (NULL != registrations[i].flag_handle) {
+            btl->btl_deregister_mem(btl, registrations[i].flag_handle);
+        }
+        if (NULL != registrations[i].source_handle) {
+            btl->btl_deregister_mem(btl, registrations[i].source_handle);
+        }
+    }
+    registration_count = 0;
+    target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
+}
+
+uint64_t ompi_comm_ft_transport_read_flag(void)
+{
+    opal_atomic_rmb();
+    return flag_word;
+}
+
+void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, const void *handle,
+                                            size_t length)
+{
+    target = (ompi_comm_ft_put_target_t){.observer = observer};
+    if (NULL == handle || length < HANDLE_HEADER_BYTES || length > HANDLE_MAX_BYTES) {
+        return;
+    }
+    memcpy(&target.flag_address, handle, sizeof(uint64_t));
+    memcpy(&target.btl_hash, (const unsigned char *) handle + sizeof(uint64_t), sizeof(uint32_t));
+    target.handle_length = length - HANDLE_HEADER_BYTES;
+    memcpy(target.handle, (const unsigned char *) handle + HANDLE_HEADER_BYTES,
+           target.handle_length);
+}
+
+void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word)
+{
+    uint64_t *source;
+    int ret;
+
+    if (observer != target.observer) {
+        /* a new observer whose handle has not arrived yet */
+        target = (ompi_comm_ft_put_target_t){.observer = observer};
+    }
+    if (!target.resolved) {
+        resolve_put_target();
+    }
+    if (NULL != target.bml_btl) {
+        source = &put_source[put_source_next++ % PUT_SOURCE_SLOTS];
+        *source = word;
+        ret = mca_bml_base_put(target.bml_btl, source, target.flag_address, target.local_handle,
+                               target.handle_length
+                                   ? (mca_btl_base_registration_handle_t *) target.handle
+                                   : NULL,
+                               sizeof(uint64_t), 0, MCA_BTL_NO_ORDER, put_complete, NULL);
+        if (OPAL_LIKELY(OPAL_SUCCESS == ret || OPAL_ERR_OUT_OF_RESOURCE == ret)) {
+            return; /* a busy BTL costs one period, the core counts the gap */
+        }
+        opal_output_verbose(5, ompi_ftmpi_output_handle,
+                            "%s btl_ft: heartbeat put to rank %u failed (%d), sending it",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), observer, ret);
+    }
+    send_frame(observer, OMPI_FT_INBOX_HEARTBEAT, &word, sizeof(word));
+}
+
+void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length)
+{
+    if (length > MESSAGE_MAX_BYTES) {
+        return;
+    }
+    send_frame(peer, OMPI_FT_INBOX_MESSAGE, bytes, length);
+}

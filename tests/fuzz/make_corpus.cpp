@@ -1,0 +1,44 @@
+// Writes a small seed corpus for the wire fuzzer: one valid message of each
+// type (several notices), so the fuzzer starts from the accepted grammar
+// instead of having to discover the magic and varints by itself.
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "btl_ft/detector.hpp"
+#include "btl_ft/wire.hpp"
+
+namespace {
+
+void write(const std::string& directory, const std::string& name, std::span<const std::byte> bytes) {
+    std::ofstream out(directory + "/" + name, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace btl_ft;
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: %s corpus-directory\n", argv[0]);
+        return 2;
+    }
+    const std::string directory = argv[1];
+    write(directory, "heartbeat", wire::encode_heartbeat(heartbeat_word(5, 77)));
+    write(directory, "declared_dead", wire::encode_declared_dead());
+    std::vector<std::byte> out;
+    const std::vector<std::byte> handle(16, std::byte{0xab});
+    wire::encode_new_observer(handle, out);
+    write(directory, "new_observer", out);
+    const std::vector<rank_t> failed = {1, 3, 9, 200, 16000}, departed = {4, 15}, small = {2, 7};
+    wire::encode_notice({wire::notice_mode::hba, route_origin, 0, 1, failed, departed}, out);
+    write(directory, "notice_hba", out);
+    wire::encode_notice({wire::notice_mode::chord, 5, 11, 300, small, {}}, out);
+    write(directory, "notice_chord_small_job", out);
+    wire::encode_notice({wire::notice_mode::direct, route_origin, 6, 1, {}, small}, out);
+    write(directory, "notice_direct", out);
+    wire::encode_leave(departed, out);
+    write(directory, "leave", out);
+    return 0;
+}

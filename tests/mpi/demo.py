@@ -1,0 +1,58 @@
+"""`make demo`: a ULFM program on 8 ranks, one crash and one hang injected,
+with what every survivor saw and how long it took."""
+import statistics
+import sys
+from pathlib import Path
+
+import harness
+
+NP = 8
+VICTIM = 3
+DEADLINE_S = 10
+DETECTOR = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05}
+
+
+def describe(kind, run):
+    print(f"\n--- {kind}: rank {VICTIM} {'killed (SIGKILL)' if kind == 'crash' else 'stopped (SIGSTOP)'}"
+          f" while all ranks loop on MPIX_Comm_agree")
+    survivors = [r for r in run.records if "agreed_ms" in r]
+    errors = [r for r in run.records if "error" in r]
+    if survivors:
+        agreed = [r["agreed_ms"] for r in survivors]
+        failed_sets = {tuple(r["failed"]) for r in survivors}
+        print(f"  {len(survivors)}/{NP - 1} survivors agreed that {sorted(failed_sets)} failed")
+        print(f"  agreement returned after: first {min(agreed):.1f} ms, median "
+              f"{statistics.median(agreed):.1f} ms, last {max(agreed):.1f} ms (from the injection)")
+        print(f"  shrink took: median {statistics.median(r['shrink_ms'] for r in survivors):.2f} ms;"
+              f" result on the shrunk communicator correct at all: "
+              f"{all(r['result_ok'] for r in survivors)}")
+    for r in errors:
+        print(f"  rank {r['rank']}: {r['error']}")
+    if run.timed_out:
+        print(f"  mpirun did not return within its deadline and was killed")
+    else:
+        print(f"  mpirun exit status {run.returncode}, wall time {run.wall_s:.1f} s")
+    return len(survivors) == NP - 1
+
+
+def main():
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "demo")
+    print(f"btl_ft demo: {NP} ranks of {exe.name} under "
+          f"{harness.prefix() / 'bin' / 'mpirun'} --with-ft ulfm")
+    print("  detector: " + ", ".join(f"{k}={v}" for k, v in DETECTOR.items()))
+    ok = True
+    for kind in ("crash", "hang"):
+        inject = harness.inject_file()
+        cmd = harness.mpirun_command(NP, [exe, "--victims", VICTIM, "--kind", kind,
+                                          "--inject-after-ms", 500, "--inject-file", inject,
+                                          "--deadline-s", DEADLINE_S],
+                                     mca=DETECTOR)
+        run = harness.run(cmd, deadline_s=DEADLINE_S + 20, program_name=str(exe))
+        Path(inject).unlink(missing_ok=True)
+        ok &= describe(kind, run)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Runs ULFM programs under the built mpirun, bounded in time.
+
+One job of this module: start `mpirun --with-ft ulfm` in its own session,
+wait at most a deadline, kill the whole session if it overruns (a hang is a
+failure, reported, never a stuck run), and return what the ranks printed as
+JSON lines. Used by `make demo`, the MPI tests and the benchmarks.
+"""
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Run:
+    returncode: int | None       # None when the run overran its deadline
+    wall_s: float
+    records: list = field(default_factory=list)   # JSON objects printed by ranks
+    output: str = ""
+
+    @property
+    def timed_out(self):
+        return self.returncode is None
+
+
+def prefix(variant="ompi"):
+    return Path(os.environ.get("BTL_FT_OMPI_PREFIX", ROOT / "build" / variant))
+
+
+def compile_program(source, out_dir, variant="ompi"):
+    """mpicc with no extra flags: what a user would type."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    exe = out_dir / Path(source).stem
+    if not exe.exists() or exe.stat().st_mtime < Path(source).stat().st_mtime:
+        subprocess.run([str(prefix(variant) / "bin" / "mpicc"), "-O2", "-Wall", "-o", str(exe), str(source)],
+                       check=True)
+    return exe
+
+
+def mpirun_command(np, program_args, mca=None, variant="ompi", extra=()):
+    cmd = [str(prefix(variant) / "bin" / "mpirun"), "--with-ft", "ulfm", "-np", str(np),
+           "--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    for key, value in (mca or {}).items():
+        cmd += ["--mca", key, str(value)]
+    return cmd + list(extra) + [str(a) for a in program_args]
+
+
+def _kill_session(proc, program_name):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    # ranks are children of the launcher; a stopped rank keeps running past it
+    subprocess.run(["pkill", "-KILL", "-f", program_name], check=False)
+
+
+def run(cmd, deadline_s, program_name=None, on_overrun=None):
+    """on_overrun(), if given, is called first when the deadline passes: for
+    processes the session kill cannot reach (PRRTE's remote daemons run in
+    process groups of their own and may hold the output pipe open)."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True, text=True)
+    try:
+        output, _ = proc.communicate(timeout=deadline_s)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        if on_overrun:
+            on_overrun()
+        _kill_session(proc, program_name or Path(cmd[-1]).name)
+        output, _ = proc.communicate()
+        code = None
+    if program_name:
+        subprocess.run(["pkill", "-KILL", "-f", program_name], check=False)
+    records = []
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    return Run(code, time.monotonic() - start, records, output)
+
+
+def inject_file():
+    handle, path = tempfile.mkstemp(prefix="btl_ft-inject-")
+    os.close(handle)
+    os.unlink(path)
+    return path

@@ -1,0 +1,87 @@
+"""One fault-injection scenario on the real build, as a pass/fail test.
+
+  scenario.py --np 8 --kind crash|hang|none --victims 3[,5] [--mca key=value ...]
+
+Checks: the run ends within its bound; every survivor reports; every
+survivor's agreed failed set equals the injected set; the computation on the
+shrunk communicator is right; with --kind none, nobody reports a failure and
+mpirun exits 0. Prints the per-survivor records as JSON lines under
+build/results/ for the benchmarks to reuse.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import harness
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=8)
+    p.add_argument("--kind", choices=["crash", "hang", "none"], default="crash")
+    p.add_argument("--victims", default="3")
+    p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--name", default=None, help="label for the results file")
+    return p.parse_args()
+
+
+def check(args, run, victims):
+    problems = []
+    if run.timed_out:
+        problems.append(f"mpirun overran its bound of {args.deadline_s + 30} s")
+    if args.kind == "none":
+        reported = [r for r in run.records if r.get("failed")]
+        if reported:
+            problems.append(f"false failure reported: {reported}")
+        if len([r for r in run.records if "rounds" in r]) != args.np:
+            problems.append("not every rank finished")
+        if run.returncode != 0:
+            problems.append(f"mpirun exit status {run.returncode}")
+        return problems
+    survivors = [r for r in run.records if "agreed_ms" in r]
+    for r in run.records:
+        if "error" in r:
+            problems.append(f"rank {r['rank']}: {r['error']}")
+    if len(survivors) != args.np - len(victims):
+        problems.append(f"{len(survivors)} of {args.np - len(victims)} survivors reported")
+    for r in survivors:
+        if sorted(r["failed"]) != sorted(victims):
+            problems.append(f"rank {r['rank']} agreed on {r['failed']}, injected {victims}")
+        if not r["result_ok"]:
+            problems.append(f"rank {r['rank']}: wrong result after shrink")
+    return problems
+
+
+def main():
+    args = parse()
+    victims = [int(v) for v in args.victims.split(",")] if args.kind != "none" else []
+    mca = dict(kv.split("=", 1) for kv in args.mca)
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    inject = harness.inject_file()
+    program = [exe, "--victims", args.victims if victims else "0", "--kind", args.kind,
+               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
+    run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
+                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+    Path(inject).unlink(missing_ok=True)
+    results = harness.ROOT / "build" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    name = args.name or f"{args.kind}-np{args.np}"
+    with open(results / f"scenario-{name}.jsonl", "w") as out:
+        for r in run.records:
+            out.write(json.dumps({"scenario": name, **r}) + "\n")
+    problems = check(args, run, victims)
+    for r in run.records:
+        print(json.dumps(r))
+    if problems:
+        print("FAILED:\n  " + "\n  ".join(problems))
+        print("--- output ---\n" + run.output[-4000:])
+        return 1
+    print(f"ok: {name} in {run.wall_s:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

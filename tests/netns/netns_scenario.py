@@ -1,0 +1,221 @@
+"""ulfm_agree across emulated nodes, with one injected fault, as a test.
+
+  netns_scenario.py --kind none|crash|kill-ranks|kill-node|cut|cut-blackhole
+                    [--nodes 2] [--np 4] [--victims 3] [--variant ompi-stock]
+                    [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
+
+crash: the victims kill themselves (SIGKILL). The node losses hit the last
+node from outside once its ranks compute: kill-ranks kills its MPI ranks,
+kill-node every process in it (prted too), cut and cut-blackhole isolate it
+silently (see nodes.cut_link). Checks are scenario.py's. --expect report
+prints what happened without failing on it (a fault the build under test is
+not expected to survive). Exit 77 (ctest: skipped) when namespaces cannot be
+made or the build has no mpirun.
+"""
+import argparse
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import nodes
+import scenario
+from nodes import harness
+
+EXTERNAL = ("kill-ranks", "kill-node", "cut", "cut-blackhole")
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--kind", choices=["none", "crash", *EXTERNAL], required=True)
+    p.add_argument("--nodes", type=int, default=2)
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--victims", default=None, help="crash only; default: the last rank")
+    p.add_argument("--variant", default="ompi-stock", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
+    p.add_argument("--expect", choices=["pass", "report"], default="pass")
+    p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
+    p.add_argument("--slack-s", type=int, default=30, help="mpirun's bound is deadline + slack")
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--source", default=str(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
+                   help="a program with ulfm_agree's options and output")
+    p.add_argument("--name", default=None)
+    return p.parse_args()
+
+
+def victims_of(args):
+    if args.kind == "none":
+        return []
+    if args.kind == "crash":
+        return [int(v) for v in (args.victims or str(args.np - 1)).split(",")]
+    return nodes.ranks_on(args.nodes - 1, args.np, args.nodes)
+
+
+class Injector(threading.Thread):
+    """Waits until the last node computes, then injects the node loss and
+    writes when (CLOCK_MONOTONIC, which ulfm_agree reads) to the inject file.
+    For a cut, also records which reset/unreachable counters moved in every
+    namespace during the window the survivors have to notice it."""
+
+    def __init__(self, args, node, exe, victims, inject_file, all_nodes):
+        super().__init__(daemon=True)
+        self.args, self.node, self.exe, self.victims = args, node, str(exe), victims
+        self.inject_file, self.all_nodes = inject_file, all_nodes
+        self.notes = {}
+
+    def run(self):
+        try:
+            self._inject()
+        except Exception as e:      # reported as a problem, not lost on stderr
+            self.notes["error"] = f"injection failed: {e!r}"
+
+    def _inject(self):
+        start = time.monotonic()
+        if not nodes.wait_started(self.node, self.exe, self.victims, self.args.deadline_s):
+            self.notes["error"] = f"{self.node} never ran ranks {self.victims} talking to another node"
+            return
+        # ulfm_agree's start-up MPI_Barrier is not fault tolerant: a loss there
+        # can leave survivors waiting on a live peer for ever. The barrier ends
+        # within milliseconds of the first cross-node connection; this margin
+        # puts the loss in the agreement loop. Nothing is timed from here.
+        time.sleep(0.5)
+        namespaces = [nodes.HEAD, *self.all_nodes]
+        before = {ns: nodes.net_counters(ns) for ns in namespaces}
+        Path(self.inject_file).write_text(f"{time.monotonic_ns()}\n")
+        self.notes["injected_after_s"] = round(time.monotonic() - start, 2)
+        kind = self.args.kind
+        if kind == "kill-ranks":
+            self.notes["killed_ranks"] = nodes.kill_ranks(self.node, self.exe)
+        elif kind == "kill-node":
+            self.notes["killed_ranks"] = nodes.kill_node(self.node, self.exe)
+        else:
+            nodes.cut_link(self.node, "blackhole" if kind == "cut-blackhole" else "down")
+            time.sleep(max(1, self.args.deadline_s - 3))   # ranks give up at deadline_s
+            self.notes["counter_deltas"] = _deltas(before, namespaces)
+
+
+def _deltas(before, namespaces):
+    out = {}
+    for ns in namespaces:
+        after = nodes.net_counters(ns)
+        changed = {k: after[k] - v for k, v in before[ns].items() if after[k] != v}
+        if changed:
+            out[ns] = changed
+    return out
+
+
+def outcome(run, overrun_notes):
+    """One line saying what happened, for reports."""
+    survivors = [r for r in run.records if "agreed_ms" in r]
+    errors = [r for r in run.records if "error" in r]
+    finished = [r for r in run.records if "rounds" in r]
+    if "lost communication with a remote daemon" in run.output:
+        what = "PRRTE aborted the job: it lost communication with a remote daemon"
+    elif survivors:
+        ms = sorted(r["agreed_ms"] for r in survivors)
+        what = f"{len(survivors)} survivors agreed on {survivors[0]['failed']}, agreed_ms {ms[0]:.1f}..{ms[-1]:.1f}"
+    elif errors:
+        what = f"{len(errors)} ranks reported errors, e.g. {errors[0]['error']!r}"
+    else:
+        what = f"{len(finished)} ranks finished without failure"
+    if run.timed_out:
+        alive = overrun_notes.get("still_running", {})
+        end = f"at the bound, still running: {alive or 'nothing in our namespaces'}"
+    else:
+        end = f"mpirun exited {run.returncode}"
+    return f"{what}; {end}; {run.wall_s:.1f} s"
+
+
+def run_job(args, names, exe, victims):
+    inject = harness.inject_file()
+    kind = {"none": "none", "crash": "crash"}.get(args.kind, "external")
+    program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
+               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
+    mca = dict(kv.split("=", 1) for kv in args.mca)
+    cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes)
+    injector = Injector(args, names[-1], exe, victims, inject, names) if kind == "external" else None
+    overrun_notes = {}
+
+    def on_overrun():
+        # who was still there says whether mpirun or only a cut node hung
+        overrun_notes["still_running"] = {
+            ns: sorted({_comm(p) for p in nodes.pids_in(ns)}) for ns in [nodes.HEAD, *names]
+            if nodes.pids_in(ns)}
+        nodes.reap(names)
+
+    try:
+        if injector:
+            injector.start()
+        run = harness.run(cmd, deadline_s=args.deadline_s + args.slack_s, program_name=str(exe),
+                          on_overrun=on_overrun)
+        if injector:
+            injector.join(timeout=args.deadline_s)
+    finally:
+        nodes.reap(names)
+        Path(inject).unlink(missing_ok=True)
+    return run, (injector.notes if injector else {}), overrun_notes
+
+
+def _comm(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def main():
+    args = parse()
+    mpirun = harness.prefix(args.variant) / "bin" / "mpirun"
+    if not mpirun.exists():
+        print(f"SKIPPED: no {mpirun} (make stock / make ompi, or set BTL_FT_OMPI_PREFIX)")
+        return nodes.SKIP
+    victims = victims_of(args)
+    # one binary per Open MPI install: the same path must not serve two builds
+    exe = harness.compile_program(args.source, harness.ROOT / "build" / "tests" / "bin" /
+                                  harness.prefix(args.variant).name, args.variant)
+    with nodes.exclusive():
+        try:
+            names, _ = nodes.ensure_nodes(args.nodes)
+        except nodes.Unavailable as e:
+            print(f"SKIPPED: cannot create emulated nodes: {e}")
+            return nodes.SKIP
+        run, notes, overrun_notes = run_job(args, names, exe, victims)
+
+    name = args.name or f"{args.kind}-{args.nodes}nodes-np{args.np}"
+    save(name, args, run)
+    check_args = argparse.Namespace(np=args.np, kind="none" if args.kind == "none" else "crash",
+                                    deadline_s=args.deadline_s)
+    bound = f"mpirun overran its bound of {args.deadline_s + args.slack_s} s"
+    problems = [bound if p.startswith("mpirun overran") else p
+                for p in scenario.check(check_args, run, victims)]
+    if "error" in notes:
+        problems.insert(0, notes["error"])
+    if notes.get("killed_ranks") not in (None, victims):
+        problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
+    for r in run.records:
+        print(json.dumps(r))
+    summary = outcome(run, overrun_notes)
+    print(json.dumps({"scenario": name, "outcome": summary, **notes}))
+    if args.expect == "report":
+        print(f"REPORT (not asserted) {name}: {summary}")
+        for p in problems:
+            print(f"  would fail: {p}")
+        return 1 if "error" in notes else 0
+    if problems:
+        print("FAILED:\n  " + "\n  ".join(problems))
+        print("--- output ---\n" + run.output[-4000:])
+        return 1
+    print(f"ok: {name} in {run.wall_s:.1f} s")
+    return 0
+
+
+def save(name, args, run):
+    results = harness.ROOT / "build" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / f"netns-{name}.jsonl", "w") as out:
+        for r in run.records:
+            out.write(json.dumps({"scenario": f"netns-{name}", "variant": args.variant, **r}) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

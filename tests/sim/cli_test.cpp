@@ -1,0 +1,105 @@
+// The command line as a function: every flag documented, every bad flag or
+// value rejected with a message naming it, lists expanded in order.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+
+namespace btl_ft::sim {
+namespace {
+
+cli_parse parse(std::vector<std::string_view> args) {
+    return parse_cli(args);
+}
+
+TEST(Cli, HelpDocumentsEveryFlag) {
+    const std::string help = help_text();
+    for (const std::string_view flag : known_flags()) {
+        EXPECT_NE(help.find(std::string(flag) + " "), std::string::npos) << flag << " is not in --help";
+    }
+    ASSERT_TRUE(parse({"--help"}).options);
+    EXPECT_TRUE(parse({"--help"}).options->help);
+}
+
+TEST(Cli, ParsesTheDocumentedForm) {
+    const auto parsed = parse({"--nodes", "1024", "--failures", "3", "--scenario", "lowlat", "--propagator",
+                               "chord", "--runs", "5", "--seed", "0x10", "--one-port", "--tau", "2us"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    const auto expanded = expand(*parsed.options);
+    ASSERT_TRUE(expanded.error.empty()) << expanded.error;
+    ASSERT_EQ(expanded.configs.size(), 1u);
+    const sim_config& config = expanded.configs[0];
+    EXPECT_EQ(config.nodes, 1024u);
+    EXPECT_EQ(config.failures, 3u);
+    EXPECT_EQ(config.period_ns, ns_per_s / 10);
+    EXPECT_EQ(config.timeout_ns, ns_per_s);
+    EXPECT_EQ(config.propagator, propagator_kind::chord);
+    EXPECT_EQ(config.tau_ns, 2000);
+    EXPECT_TRUE(config.one_port);
+    EXPECT_EQ(parsed.options->runs, 5u);
+    EXPECT_EQ(parsed.options->seed, 16u);
+}
+
+TEST(Cli, ListsExpandIntoOneConfigurationEach) {
+    const auto parsed = parse({"--nodes", "2^10,4096", "--failures", "1,max", "--propagator", "hba,bmg"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    const auto expanded = expand(*parsed.options);
+    ASSERT_EQ(expanded.configs.size(), 8u);
+    EXPECT_EQ(expanded.configs[0].nodes, 1024u);
+    EXPECT_EQ(expanded.configs[1].failures, 9u);  // max = floor(log2 1024) - 1
+    EXPECT_EQ(expanded.configs[3].failures, 11u);
+    EXPECT_EQ(expanded.configs[4].propagator, propagator_kind::bmg);
+}
+
+TEST(Cli, MtbfSelectsExponentialFailures) {
+    const auto parsed = parse({"--nodes", "64", "--mtbf", "1y"});
+    ASSERT_TRUE(parsed.options);
+    const auto expanded = expand(*parsed.options);
+    ASSERT_EQ(expanded.configs.size(), 1u);
+    EXPECT_EQ(expanded.configs[0].law, failure_law::exponential);
+    EXPECT_NEAR(expanded.configs[0].mtbf_s, 365.25 * 86400, 1e-3);
+}
+
+struct bad_case {
+    std::vector<std::string_view> args;
+    std::string_view names;
+};
+
+TEST(Cli, BadFlagsAndValuesAreRejectedByName) {
+    const std::vector<bad_case> cases{
+        {{"--nodes", "64", "--frobnicate"}, "--frobnicate"},
+        {{"--nodes", "1"}, "--nodes"},
+        {{"--nodes", "lots"}, "--nodes"},
+        {{"--nodes", "2^40"}, "--nodes"},
+        {{"--nodes", "64", "--failures", "-1"}, "--failures"},
+        {{"--nodes", "64", "--scenario", "fast"}, "--scenario"},
+        {{"--nodes", "64", "--propagator", "gossip"}, "--propagator"},
+        {{"--nodes", "64", "--runs", "0"}, "--runs"},
+        {{"--nodes", "64", "--seed", "-3"}, "--seed"},
+        {{"--nodes", "64", "--tau", "5"}, "--tau"},
+        {{"--nodes", "64", "--ring-order", "zigzag"}, "--ring-order"},
+        {{"--nodes", "64", "--failure-placement", "nearby"}, "--failure-placement"},
+        {{"--nodes", "64", "--drop-messages", "1.5"}, "--drop-messages"},
+        {{"--nodes", "64", "--runs"}, "--runs"},
+        {{"--failures", "1"}, "--nodes"},
+    };
+    for (const bad_case& bad : cases) {
+        const auto parsed = parse(bad.args);
+        EXPECT_FALSE(parsed.options) << bad.names;
+        EXPECT_NE(parsed.error.find(bad.names), std::string::npos) << parsed.error;
+    }
+}
+
+TEST(Cli, ValuesThatOnlyFailPerConfigurationAreRejected) {
+    const auto too_many = parse({"--nodes", "8", "--failures", "8"});
+    ASSERT_TRUE(too_many.options);
+    EXPECT_NE(expand(*too_many.options).error.find("--failures"), std::string::npos);
+    const auto inverted = parse({"--nodes", "8", "--eta", "2s", "--delta", "1s"});
+    ASSERT_TRUE(inverted.options);
+    EXPECT_NE(expand(*inverted.options).error.find("--delta"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace btl_ft::sim

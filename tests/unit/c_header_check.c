@@ -1,0 +1,17 @@
+/* Compiled as C11: proves btl_ft.h is a valid C header, and links C callers
+ * against the C++ implementation. */
+#include "btl_ft/btl_ft.h"
+
+int btl_ft_c_header_check(void);
+
+int btl_ft_c_header_check(void) {
+    int kind = -1;
+    btl_ft_config_t config = {0};
+    btl_ft_callbacks_t callbacks = {0};
+    btl_ft_detector_t *detector = 0;
+    char error[64];
+    if (btl_ft_parse_propagator("chord", &kind) != 0 || kind != BTL_FT_PROPAGATOR_CHORD) return 1;
+    /* all-zero config: rejected, never created */
+    if (btl_ft_create(&config, &callbacks, &detector, error, sizeof error) != -1 || detector != 0) return 2;
+    return 0;
+}

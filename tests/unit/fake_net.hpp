@@ -1,0 +1,110 @@
+// A small deterministic network of real detectors for unit tests: a fake
+// clock, in-memory message and heartbeat queues with seeded delays, and
+// crash / hang / lost-heartbeat injection. Everything is driven from one
+// event loop, so a test is a script of "run until t, inject, run, assert".
+//
+// It is deliberately tiny (tens of processes, O(n) scan for the next timer):
+// the discrete-event simulator ftsim is the place for scale and for the
+// paper's timing model; this harness only has to make protocol paths happen.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "btl_ft/detector.hpp"
+#include "btl_ft/prng.hpp"
+#include "btl_ft/ring.hpp"
+
+namespace btl_ft::testing {
+
+inline constexpr time_ns ms = 1'000'000;
+inline constexpr time_ns us = 1'000;
+
+struct net_options {
+    rank_t size = 8;
+    time_ns period_ns = 10 * ms;
+    time_ns timeout_ns = 50 * ms;
+    time_ns startup_grace_ns = 10 * ms;
+    propagator_kind propagator = propagator_kind::hba;
+    ring_order order = ring_order::rank;
+    std::vector<std::uint32_t> node_of_rank;  // empty: one node
+    std::uint64_t seed = 1;
+    time_ns min_delay_ns = 100 * us;
+    time_ns max_delay_ns = 1 * ms;
+    std::size_t max_message_bytes = 4096;
+};
+
+struct failure_seen {
+    time_ns at;
+    rank_t rank;
+};
+
+class fake_net {
+public:
+    explicit fake_net(net_options options);
+    ~fake_net();
+    fake_net(const fake_net&) = delete;
+    fake_net& operator=(const fake_net&) = delete;
+
+    void start_all();  // every detector starts at now()
+    void run_until(time_ns end);
+    void run_for(time_ns duration) { run_until(now_ + duration); }
+
+    void crash(rank_t rank);                     // stops for good, silently
+    void hang(rank_t rank, time_ns until);       // like SIGSTOP: input waits, no timers
+    void lose_words_to(rank_t rank, time_ns until);  // its heartbeat flag writes are lost
+
+    detector& at(rank_t rank);
+    const ring& ring_order() const { return *ring_; }
+    time_ns now() const { return now_; }
+    rank_t size() const { return static_cast<rank_t>(nodes_.size()); }
+    bool crashed(rank_t rank) const;
+    const std::vector<failure_seen>& failures_seen_by(rank_t rank) const;
+    bool declared_dead(rank_t rank) const;
+    std::uint64_t messages_sent() const { return messages_sent_; }
+
+    // Every survivor (not crashed, not stopped) has exactly `expected` as
+    // its failures, each reported once; and the ring of survivors is mended
+    // (each one's emitter is its closest live predecessor on the ring).
+    ::testing::AssertionResult survivors_agree(const std::vector<rank_t>& expected) const;
+    ::testing::AssertionResult ring_mended() const;
+
+private:
+    struct node;
+    struct event {
+        time_ns at;
+        std::uint64_t order;
+        rank_t to;
+        rank_t from;
+        bool is_word;
+        std::uint64_t word;
+        std::vector<std::byte> bytes;
+    };
+    struct later {
+        bool operator()(const event& a, const event& b) const {
+            return a.at != b.at ? a.at > b.at : a.order > b.order;
+        }
+    };
+    friend struct node;
+
+    void post(event item);
+    time_ns delay();
+    void deliver(event& item);
+    bool live(rank_t rank) const;
+    time_ns timer_of(rank_t rank) const;
+
+    std::shared_ptr<const ring> ring_;
+    std::vector<std::unique_ptr<node>> nodes_;
+    std::priority_queue<event, std::vector<event>, later> queue_;
+    splitmix64 random_;
+    net_options options_;
+    time_ns now_ = 0;
+    std::uint64_t order_ = 0;
+    std::uint64_t messages_sent_ = 0;
+};
+
+}  // namespace btl_ft::testing

@@ -1,0 +1,187 @@
+// The C ABI: configuration errors name the field, words parse, and two
+// detectors wired through C callbacks detect a failure end to end.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "btl_ft/btl_ft.h"
+
+extern "C" int btl_ft_c_header_check(void);
+
+namespace {
+
+struct mailbox {
+    struct letter {
+        uint32_t to;
+        std::vector<unsigned char> bytes;
+    };
+    uint32_t self = 0;
+    std::vector<letter> outbox;
+    std::vector<std::pair<uint32_t, uint64_t>> words;
+    std::vector<uint32_t> failed;
+    bool declared = false;
+};
+
+btl_ft_callbacks_t callbacks_for(mailbox& box) {
+    btl_ft_callbacks_t callbacks{};
+    callbacks.context = &box;
+    callbacks.put_heartbeat = [](void* context, uint32_t observer, uint64_t word) {
+        static_cast<mailbox*>(context)->words.emplace_back(observer, word);
+    };
+    callbacks.send = [](void* context, uint32_t peer, const void* bytes, size_t length) {
+        const auto* begin = static_cast<const unsigned char*>(bytes);
+        static_cast<mailbox*>(context)->outbox.push_back({peer, {begin, begin + length}});
+    };
+    callbacks.failed = [](void* context, const uint32_t* ranks, size_t count) {
+        auto& target = *static_cast<mailbox*>(context);
+        target.failed.insert(target.failed.end(), ranks, ranks + count);
+    };
+    callbacks.declared_dead_self = [](void* context, uint32_t, const char*) {
+        static_cast<mailbox*>(context)->declared = true;
+    };
+    return callbacks;
+}
+
+btl_ft_config_t valid_config(uint32_t size, uint32_t self) {
+    btl_ft_config_t config{};
+    config.size = size;
+    config.self = self;
+    config.period_ns = 10'000'000;
+    config.timeout_ns = 50'000'000;
+    config.ring_order = BTL_FT_RING_RANK;
+    config.propagator = BTL_FT_PROPAGATOR_HBA;
+    return config;
+}
+
+// Creation must fail with a message that names `field`.
+void expect_rejected(const btl_ft_config_t& config, const char* field) {
+    mailbox box;
+    const btl_ft_callbacks_t callbacks = callbacks_for(box);
+    btl_ft_detector_t* detector = nullptr;
+    char error[256] = "untouched";
+    EXPECT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), -1) << field;
+    EXPECT_EQ(detector, nullptr);
+    EXPECT_NE(std::strstr(error, field), nullptr) << "message: " << error;
+    EXPECT_TRUE(std::string(error).starts_with("btl_ft: invalid detector configuration: ")) << error;
+}
+
+TEST(CApi, ErrorsNameTheField) {
+    auto config = valid_config(4, 1);
+    config.size = 0;
+    expect_rejected(config, "config.size (0)");
+    config = valid_config(4, 4);
+    expect_rejected(config, "config.self (4) must be below size");
+    config = valid_config(4, 1);
+    config.period_ns = 0;
+    expect_rejected(config, "config.period_ns");
+    config = valid_config(4, 1);
+    config.timeout_ns = config.period_ns;
+    expect_rejected(config, "config.timeout_ns (10000000) must be greater than period_ns");
+    config = valid_config(4, 1);
+    config.startup_grace_ns = -1;
+    expect_rejected(config, "config.startup_grace_ns");
+    config = valid_config(4, 1);
+    config.ring_order = 3;
+    expect_rejected(config, "config.ring_order (3) must be one of rank|node|shuffle");
+    config = valid_config(4, 1);
+    config.propagator = -1;
+    expect_rejected(config, "config.propagator (-1) must be one of hba|bmg|chord");
+    config = valid_config(4, 1);
+    const unsigned char handle[65] = {};
+    config.flag_handle = handle;
+    config.flag_handle_length = 65;
+    expect_rejected(config, "config.flag_handle_length (65) must be at most 64");
+    config.flag_handle = nullptr;
+    config.flag_handle_length = 8;
+    expect_rejected(config, "config.flag_handle is NULL");
+    config = valid_config(4, 1);
+    config.max_message_bytes = 100;
+    expect_rejected(config, "config.max_message_bytes (100)");
+}
+
+TEST(CApi, MissingCallbacksAreNamed) {
+    mailbox box;
+    btl_ft_callbacks_t callbacks = callbacks_for(box);
+    callbacks.send = nullptr;
+    const auto config = valid_config(4, 1);
+    btl_ft_detector_t* detector = nullptr;
+    char error[128];
+    EXPECT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), -1);
+    EXPECT_NE(std::strstr(error, "callbacks.send is NULL"), nullptr) << error;
+    EXPECT_EQ(btl_ft_create(nullptr, &callbacks, &detector, error, sizeof error), -1);
+    EXPECT_NE(std::strstr(error, "config is NULL"), nullptr) << error;
+    // A tiny error buffer is truncated, not overrun.
+    char tiny[8];
+    EXPECT_EQ(btl_ft_create(nullptr, &callbacks, &detector, tiny, sizeof tiny), -1);
+    EXPECT_EQ(std::strlen(tiny), 7u);
+}
+
+TEST(CApi, ParsesWords) {
+    int value = -1;
+    EXPECT_EQ(btl_ft_parse_ring_order("node", &value), 0);
+    EXPECT_EQ(value, BTL_FT_RING_NODE);
+    EXPECT_EQ(btl_ft_parse_ring_order("shuffle", &value), 0);
+    EXPECT_EQ(value, BTL_FT_RING_SHUFFLE);
+    EXPECT_EQ(btl_ft_parse_ring_order("Node", &value), -1);
+    EXPECT_EQ(btl_ft_parse_propagator("bmg", &value), 0);
+    EXPECT_EQ(value, BTL_FT_PROPAGATOR_BMG);
+    EXPECT_EQ(btl_ft_parse_propagator("gossip", &value), -1);
+    EXPECT_EQ(btl_ft_parse_propagator(nullptr, &value), -1);
+    EXPECT_STREQ(btl_ft_ring_order_words, "rank|node|shuffle");
+    EXPECT_STREQ(btl_ft_propagator_words, "hba|bmg|chord");
+}
+
+TEST(CApi, HeaderCompilesAsC) { EXPECT_EQ(btl_ft_c_header_check(), 0); }
+
+TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
+    mailbox boxes[3];
+    btl_ft_detector_t* detectors[3] = {};
+    const uint32_t nodes[3] = {0, 1, 0};
+    for (uint32_t rank = 0; rank < 3; ++rank) {
+        boxes[rank].self = rank;
+        auto config = valid_config(3, rank);
+        config.ring_order = BTL_FT_RING_NODE;
+        config.node_of_rank = nodes;
+        const auto callbacks = callbacks_for(boxes[rank]);
+        char error[128];
+        ASSERT_EQ(btl_ft_create(&config, &callbacks, &detectors[rank], error, sizeof error), 0) << error;
+        btl_ft_start(detectors[rank], 0);
+    }
+    // Deliver words and messages by hand, for 2 and 0 only: 1 is dead from
+    // the start (it never gets to run).
+    const auto pump = [&](int64_t now) {
+        for (const uint32_t rank : {0u, 2u}) {
+            btl_ft_tick(detectors[rank], now);
+            for (const auto& [observer, word] : boxes[rank].words) {
+                if (observer != 1) btl_ft_on_heartbeat_word(detectors[observer], now, word);
+            }
+            boxes[rank].words.clear();
+            for (const auto& letter : boxes[rank].outbox) {
+                if (letter.to != 1) btl_ft_on_message(detectors[letter.to], now, rank, letter.bytes.data(), letter.bytes.size());
+            }
+            boxes[rank].outbox.clear();
+        }
+    };
+    for (int64_t now = 0; now <= 400'000'000; now += 1'000'000) pump(now);
+    EXPECT_EQ(boxes[0].failed, std::vector<uint32_t>{1});
+    EXPECT_EQ(boxes[2].failed, std::vector<uint32_t>{1});
+    EXPECT_EQ(btl_ft_is_dead(detectors[0], 1), 1);
+    EXPECT_EQ(btl_ft_is_dead(detectors[0], 2), 0);
+    EXPECT_EQ(btl_ft_emitter(detectors[0]), btl_ft_observer(detectors[0]));
+    btl_ft_stats_t stats{};
+    btl_ft_get_stats(detectors[0], &stats);
+    EXPECT_GT(stats.heartbeats_sent, 30u);
+    btl_ft_get_stats(detectors[2], &stats);
+    std::uint64_t suspicions = stats.suspicions;
+    btl_ft_get_stats(detectors[0], &stats);
+    EXPECT_EQ(suspicions + stats.suspicions, 1u);  // exactly one observer suspected 1
+    EXPECT_EQ(stats.malformed_dropped, 0u);
+    // The bad-message path of the C ABI.
+    const unsigned char junk[3] = {1, 2, 3};
+    EXPECT_EQ(btl_ft_on_message(detectors[0], 0, 2, junk, sizeof junk), -1);
+    for (auto* detector : detectors) btl_ft_destroy(detector);
+}
+
+}  // namespace
