@@ -5,6 +5,7 @@
 #   make ompi     patched Open MPI with the btl_ft detector -> build/ompi
 #   make stock    unpatched Open MPI 5.0.7 -> build/ompi-stock
 #   make demo     run a ULFM program, inject a failure, print the timings
+#   make ftsim    the simulator -> build/core/sim/ftsim
 #   make test     every test through ctest (SLOW=1 adds the slow label)
 #   make clean    remove build/
 
@@ -21,7 +22,7 @@ SLOW ?= 0
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
 OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh
 
-.PHONY: all deps core ompi stock demo test clean FORCE
+.PHONY: all deps core ftsim ompi stock demo test clean
 all: ompi
 
 deps: $(DEPS_STAMP)
@@ -36,6 +37,10 @@ $(CORE_LIB): $(CORE_SOURCES) ci/core-la.sh | $(DEPS_STAMP)
 	cmake --build $(BUILD)/core --target btl_ft_core -j $(JOBS)
 	ci/core-la.sh $@
 	@touch $@
+
+# The simulator, release build, beside the core: build/core/sim/ftsim
+ftsim: $(CORE_LIB)
+	cmake --build $(BUILD)/core --target ftsim -j $(JOBS)
 
 ompi: $(OMPI_STAMP)
 $(OMPI_STAMP): $(CORE_LIB) $(OMPI_INPUTS) | $(DEPS_STAMP)

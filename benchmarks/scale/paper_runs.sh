@@ -7,7 +7,7 @@
 # configuration, all from seed 1, into benchmarks/results/ftsim_paper.jsonl.
 # About 10 minutes on one core; sizes above 2^16 are left to run_scale.py.
 set -euo pipefail
-ftsim=${FTSIM:-build/tests/btl_ft/sim/ftsim}
+ftsim=${FTSIM:-build/core/sim/ftsim}
 out=${1:-benchmarks/results/ftsim_paper.jsonl}
 mkdir -p "$(dirname "$out")"
 : > "$out"

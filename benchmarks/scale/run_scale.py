@@ -27,8 +27,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ftsim", default=os.environ.get("FTSIM", "build/tests/btl_ft/sim/ftsim"),
-                        help="path to the ftsim binary (default: $FTSIM or build/tests/btl_ft/sim/ftsim)")
+    parser.add_argument("--ftsim", default=os.environ.get("FTSIM", "build/core/sim/ftsim"),
+                        help="path to the ftsim binary (default: $FTSIM or build/core/sim/ftsim)")
     parser.add_argument("--min-exp", type=int, default=10, help="smallest size 2^K (default 10)")
     parser.add_argument("--max-exp", type=int, default=20, help="largest size 2^K (default 20)")
     parser.add_argument("--step", type=int, default=2, help="exponent step (default 2: 2^10, 2^12, ...)")

@@ -97,6 +97,12 @@ void detector::start(time_ns now) {
     // The first heartbeat of a link needs an extra message delay, as after
     // mending (2 * timeout), plus the launch skew between processes.
     s.emitter_deadline = now + s.config.startup_grace_ns + 2 * s.config.timeout_ns;
+    // An observer with a flag handle (an RDMA key) registers it with its
+    // first emitter exactly as after mending, or the emitter could only
+    // ever send its heartbeats as messages.
+    if (!s.config.flag_handle.empty()) {
+        s.send_new_observer();
+    }
     s.emit_heartbeat();
     s.next_heartbeat_at = now + s.config.period_ns;
 }

@@ -88,11 +88,15 @@ void detector::state::mend(time_ns now) {
         next_heartbeat_at = never;
         return;
     }
+    send_new_observer();
+    emitter_deadline = started ? now + 2 * config.timeout_ns : never;
+}
+
+void detector::state::send_new_observer() {
     std::vector<std::byte> bytes;
     wire::encode_new_observer(config.flag_handle, bytes);
     net.send(emitter, bytes);
     ++stats.new_observer_sent;
-    emitter_deadline = started ? now + 2 * config.timeout_ns : never;
 }
 
 // Called whenever D or the departed set grew: mend at once if the emitter is

@@ -60,6 +60,7 @@ struct detector::state {
     void suspect_emitter(time_ns now);
     rank_t find_emitter() const;
     void mend(time_ns now);
+    void send_new_observer();  // registers our flag handle with the emitter
     void fix_neighbours(time_ns now);
     void on_new_observer(time_ns now, rank_t from, const wire::message& msg);
     void on_leave(time_ns now, rank_t from, const wire::message& msg);

@@ -24,6 +24,7 @@ def parse():
     p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--name", default=None, help="label for the results file")
+    p.add_argument("--compute-s", type=float, default=0, help="compute without MPI calls first")
     return p.parse_args()
 
 
@@ -40,6 +41,8 @@ def check(args, run, victims):
         if run.returncode != 0:
             problems.append(f"mpirun exit status {run.returncode}")
         return problems
+    if run.returncode not in (0, None):
+        problems.append(f"mpirun exit status {run.returncode} after surviving the failure")
     survivors = [r for r in run.records if "agreed_ms" in r]
     for r in run.records:
         if "error" in r:
@@ -62,9 +65,10 @@ def main():
                                   harness.ROOT / "build" / "tests" / "bin")
     inject = harness.inject_file()
     program = [exe, "--victims", args.victims if victims else "0", "--kind", args.kind,
-               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
+               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
+               "--compute-s", args.compute_s]
     run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
-                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+                      deadline_s=args.deadline_s + args.compute_s + 30, program_name=str(exe))
     Path(inject).unlink(missing_ok=True)
     results = harness.ROOT / "build" / "results"
     results.mkdir(parents=True, exist_ok=True)

@@ -262,3 +262,35 @@ TEST(DetectorFaults, CallbacksMustNotReenter) {
 
 }  // namespace
 }  // namespace btl_ft::testing
+
+namespace btl_ft::testing {
+namespace {
+
+// The RDMA key of an observer must reach its first emitter at start, not
+// only after a mending: without it every heartbeat of a failure-free job
+// travels as an active message (seen in the MPI put-path test).
+TEST(DetectorStart, ObserverRegistersItsFlagHandleWithItsFirstEmitter) {
+    const std::vector<std::byte> handle{std::byte{0xab}, std::byte{0xcd}};
+    detector_config observer_config = config_for(4, 2);
+    observer_config.flag_handle = handle;
+    probe observer(4, 2, observer_config);
+    probe emitter(4, 1);
+    observer.core.start(0);
+    const auto sent = observer.io.sent_of(wire::msg_type::new_observer, 4);
+    ASSERT_EQ(sent.size(), 1u);
+    EXPECT_EQ(sent[0].first, 1u);
+    emitter.core.start(0);
+    for (const auto& one : observer.io.messages) emitter.core.on_message(1 * ms, 2, one.bytes);
+    EXPECT_EQ(emitter.io.handle_from, 2u);
+    EXPECT_EQ(emitter.io.observer_handle, handle);
+    EXPECT_EQ(emitter.core.observer(), 2u);
+}
+
+TEST(DetectorStart, WithoutAHandleStartSendsNoMessage) {
+    probe observer(4, 2);
+    observer.core.start(0);
+    EXPECT_TRUE(observer.io.messages.empty());
+}
+
+}  // namespace
+}  // namespace btl_ft::testing

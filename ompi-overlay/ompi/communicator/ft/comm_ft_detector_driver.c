@@ -14,11 +14,15 @@
  * from the AM callback, and failures learnt by ULFM (PMIx events, BTL errors).
  *
  * Each step: hand queued failures and messages to the core, read the local
- * heartbeat flag, tick, then sleep until the next deadline. The thread calls
- * opal_progress before each step, so active messages (and tcp's emulated put)
- * move while the application computes; its sleep is therefore bounded by
- * PROGRESS_INTERVAL_NS. Without the thread, the same step runs from an
- * opal_progress callback whenever the application is inside MPI.
+ * heartbeat flag, tick, then sleep until the next deadline. While the
+ * application computes outside MPI, the thread also calls opal_progress
+ * before each step, so active messages (and tcp's emulated put) still move;
+ * its sleep is then bounded by PROGRESS_INTERVAL_NS. While the application
+ * is inside MPI its own progress moves them, and the thread stays out of
+ * opal_progress: two threads progressing the same BTLs contend for their
+ * locks and, when oversubscribed, yield in opal_progress, which delayed
+ * heartbeats by tens of milliseconds. Without the thread, the same step runs
+ * from an opal_progress callback whenever the application is inside MPI.
  *
  * Rejected: calling the core straight from the AM callback or the ULFM hook.
  * Those run with BTL or PML locks held, while the core's callbacks send through
@@ -77,6 +81,11 @@ static uint32_t world_size = 0;
 
 static bool use_thread = false;
 static bool running = false;
+/* when the application last ran opal_progress, and how long without it
+ * means the application computes and the thread must progress itself */
+static opal_atomic_int64_t app_progress_ns = 0;
+static int64_t app_quiet_ns = 0;
+static __thread bool on_driver_thread = false;
 static volatile bool stopping = false;
 static opal_thread_t driver_thread;
 
@@ -183,16 +192,30 @@ static void wait_until(int64_t deadline_ns)
     pthread_mutex_unlock(&queue_lock);
 }
 
+/* A low-priority progress callback: stamps the application's progress. */
+static int stamp_app_progress(void)
+{
+    if (!on_driver_thread) {
+        app_progress_ns = now_ns();
+    }
+    return 0;
+}
+
 static void *driver_thread_main(opal_object_t *object)
 {
     int64_t deadline, now;
+    bool app_quiet;
 
+    on_driver_thread = true;
     while (!stopping) {
-        /* progress first: after a long stall (the process was stopped or
-         * starved), what peers sent meanwhile must reach the core before its
-         * timers fire, or it would suspect its emitter before learning that
-         * it was itself declared dead */
-        opal_progress();
+        /* progress before the step: after a long stall (the process was
+         * stopped or starved), what peers sent meanwhile must reach the core
+         * before its timers fire, or it would suspect its emitter before
+         * learning that it was itself declared dead */
+        app_quiet = now_ns() - app_progress_ns > app_quiet_ns;
+        if (app_quiet) {
+            opal_progress();
+        }
 
         pthread_mutex_lock(&core_lock);
         step_locked(now_ns());
@@ -200,7 +223,7 @@ static void *driver_thread_main(opal_object_t *object)
         pthread_mutex_unlock(&core_lock);
 
         now = now_ns();
-        if (deadline > now + progress_interval_ns) {
+        if (app_quiet && deadline > now + progress_interval_ns) {
             deadline = now + progress_interval_ns;
         }
         wait_until(deadline);
@@ -337,6 +360,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
     if (config->period_ns / 2 < PROGRESS_INTERVAL_NS) {
         progress_interval_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
     }
+    app_quiet_ns = config->period_ns / 2;
     last_flag_word = ompi_comm_ft_transport_read_flag();
     pthread_mutex_lock(&queue_lock);
     accepting = true; /* messages may arrive before start; the core keeps them */
@@ -361,6 +385,8 @@ int ompi_comm_ft_driver_start(void)
         OBJ_CONSTRUCT(&driver_thread, opal_thread_t);
         driver_thread.t_run = driver_thread_main;
         driver_thread.t_arg = NULL;
+        app_progress_ns = now_ns();
+        opal_progress_register_lp(stamp_app_progress);
         ret = opal_thread_start(&driver_thread);
     } else {
         ret = opal_progress_register(driver_progress_cb);
@@ -385,6 +411,7 @@ void ompi_comm_ft_driver_finalize(void)
             pthread_mutex_unlock(&queue_lock);
             opal_thread_join(&driver_thread, &thread_return);
             OBJ_DESTRUCT(&driver_thread);
+            opal_progress_unregister(stamp_app_progress);
         } else {
             opal_progress_unregister(driver_progress_cb);
         }

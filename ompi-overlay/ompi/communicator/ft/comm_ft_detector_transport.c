@@ -31,6 +31,7 @@
 
 #include "ompi_config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "opal/class/opal_list.h"
@@ -89,6 +90,15 @@ static bool use_rdma = false;
 static uint32_t world_size = 0;
 static uint32_t self_rank = 0;
 static ompi_comm_ft_put_target_t target = {.observer = UINT32_MAX};
+
+/* What carried the heartbeats, reported at finalize: the evidence that the
+ * put path is the one in use. Completions run on any thread. */
+static uint64_t heartbeats_put = 0;
+static opal_atomic_int64_t heartbeats_put_completed = 0;
+static uint64_t heartbeats_sent_as_messages = 0;
+static uint64_t flag_words_seen = 0;
+static uint64_t last_flag_word = 0;
+static const char *put_btl_name = NULL;
 
 static uint32_t component_hash(const mca_btl_base_module_t *btl)
 {
@@ -219,6 +229,7 @@ static void resolve_put_target(void)
         }
     }
     target.bml_btl = bml_btl;
+    put_btl_name = bml_btl->btl->btl_component->btl_version.mca_component_name;
     opal_output_verbose(5, ompi_ftmpi_output_handle, "%s btl_ft: heartbeats to rank %u by %s put",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), target.observer,
                         bml_btl->btl->btl_component->btl_version.mca_component_name);
@@ -242,7 +253,9 @@ static void put_complete(mca_btl_base_module_t *module, struct mca_btl_base_endp
         opal_output_verbose(5, ompi_ftmpi_output_handle,
                             "%s btl_ft: heartbeat put completed with %d",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), status);
+        return;
     }
+    opal_atomic_add_fetch_64(&heartbeats_put_completed, 1);
 }
 
 static void send_frame(uint32_t peer, int kind, const void *bytes, size_t length)
@@ -357,6 +370,13 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
 
 void ompi_comm_ft_transport_finalize(void)
 {
+    opal_output_verbose(5, ompi_ftmpi_output_handle,
+                        "%s btl_ft: heartbeats: %" PRIu64 " by %s put (%" PRId64 " completed), %" PRIu64
+                        " by active message; %" PRIu64 " new words read from the local flag",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), heartbeats_put,
+                        NULL == put_btl_name ? "no" : put_btl_name,
+                        (int64_t) heartbeats_put_completed, heartbeats_sent_as_messages,
+                        flag_words_seen);
     for (int i = 0; i < registration_count; ++i) {
         mca_btl_base_module_t *btl = registrations[i].btl;
         if (NULL != registrations[i].flag_handle) {
@@ -372,8 +392,14 @@ void ompi_comm_ft_transport_finalize(void)
 
 uint64_t ompi_comm_ft_transport_read_flag(void)
 {
+    uint64_t word;
     opal_atomic_rmb();
-    return flag_word;
+    word = flag_word;
+    if (word != last_flag_word) {
+        last_flag_word = word;
+        ++flag_words_seen;
+    }
+    return word;
 }
 
 void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, const void *handle,
@@ -410,13 +436,18 @@ void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint
                                    ? (mca_btl_base_registration_handle_t *) target.handle
                                    : NULL,
                                sizeof(uint64_t), 0, MCA_BTL_NO_ORDER, put_complete, NULL);
-        if (OPAL_LIKELY(OPAL_SUCCESS == ret || OPAL_ERR_OUT_OF_RESOURCE == ret)) {
+        if (OPAL_LIKELY(OPAL_SUCCESS == ret)) {
+            ++heartbeats_put;
+            return;
+        }
+        if (OPAL_ERR_OUT_OF_RESOURCE == ret) {
             return; /* a busy BTL costs one period, the core counts the gap */
         }
         opal_output_verbose(5, ompi_ftmpi_output_handle,
                             "%s btl_ft: heartbeat put to rank %u failed (%d), sending it",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), observer, ret);
     }
+    ++heartbeats_sent_as_messages;
     send_frame(observer, OMPI_FT_INBOX_HEARTBEAT, &word, sizeof(word));
 }
 

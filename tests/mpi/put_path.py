@@ -1,0 +1,57 @@
+"""Shows which path carried the heartbeats over one BTL, as a pass/fail test.
+
+  put_path.py --btl sm|tcp [--am]
+
+Runs a failure-free job restricted to `--btl` (plus self) with the detector
+at η = 10 ms and reads each rank's finalize report (mpi_ft_verbose 5):
+  btl_ft: heartbeats: N by BTL put (M completed), K by active message; W new words ...
+With puts (the default) every rank must have put through BTL, had its puts
+complete, read new words from its own flag, and sent at most a handful of
+heartbeats as messages (before its observer's flag handle arrived). With
+--am (mpi_ft_detector_rdma_heartbeat false) no put may happen at all.
+"""
+import argparse
+import re
+import sys
+
+import harness
+
+REPORT = re.compile(r"btl_ft: heartbeats: (\d+) by (\S+) put \((\d+) completed\), (\d+) by active "
+                    r"message; (\d+) new words read")
+NP = 4
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--btl", required=True)
+    p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
+    args = p.parse_args()
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    mca = {"btl": f"{args.btl},self", "mpi_ft_verbose": 5,
+           "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
+           "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
+    run = harness.run(harness.mpirun_command(NP, [exe, "--kind", "none", "--inject-after-ms", 1500],
+                                             mca=mca), deadline_s=60, program_name=str(exe))
+    reports = [tuple(int(g) if g.isdigit() else g for g in m.groups()) for m in REPORT.finditer(run.output)]
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"mpirun exit status {run.returncode}")
+    if len(reports) != NP:
+        problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
+    for put, btl, completed, messages, words in reports:
+        print(f"  put {put} by {btl}, completed {completed}, as messages {messages}, flag words read {words}")
+        if args.am:
+            if put or messages == 0:
+                problems.append("with RDMA heartbeats off, expected messages only")
+        elif btl != args.btl or put == 0 or completed == 0 or words == 0 or messages * 10 > put:
+            problems.append(f"expected heartbeats by {args.btl} put, got {put} by {btl}, {messages} as messages")
+    if problems:
+        print("FAILED:\n  " + "\n  ".join(problems) + "\n--- output ---\n" + run.output[-3000:])
+        return 1
+    print(f"ok: heartbeats over {args.btl} {'as active messages' if args.am else 'by put'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
