@@ -20,7 +20,8 @@ def describe(kind, run):
     if survivors:
         agreed = [r["agreed_ms"] for r in survivors]
         failed_sets = {tuple(r["failed"]) for r in survivors}
-        print(f"  {len(survivors)}/{NP - 1} survivors agreed that {sorted(failed_sets)} failed")
+        agreed_on = " / ".join("{" + ", ".join(map(str, s)) + "}" for s in sorted(failed_sets))
+        print(f"  {len(survivors)}/{NP - 1} survivors agreed that rank set {agreed_on} failed")
         print(f"  agreement returned after: first {min(agreed):.1f} ms, median "
               f"{statistics.median(agreed):.1f} ms, last {max(agreed):.1f} ms (from the injection)")
         print(f"  shrink took: median {statistics.median(r['shrink_ms'] for r in survivors):.2f} ms;"

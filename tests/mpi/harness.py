@@ -34,13 +34,16 @@ def prefix(variant="ompi"):
 
 
 def compile_program(source, out_dir, variant="ompi"):
-    """mpicc with no extra flags: what a user would type."""
-    out_dir = Path(out_dir)
+    """mpicc with no extra flags: what a user would type. One binary per
+    install: mpicc links with an rpath to its own libmpi, so a binary built
+    by one install and launched by another's mpirun would run the first."""
+    mpicc = prefix(variant) / "bin" / "mpicc"
+    out_dir = Path(out_dir) / prefix(variant).name
     out_dir.mkdir(parents=True, exist_ok=True)
     exe = out_dir / Path(source).stem
-    if not exe.exists() or exe.stat().st_mtime < Path(source).stat().st_mtime:
-        subprocess.run([str(prefix(variant) / "bin" / "mpicc"), "-O2", "-Wall", "-o", str(exe), str(source)],
-                       check=True)
+    if (not exe.exists() or exe.stat().st_mtime < Path(source).stat().st_mtime
+            or exe.stat().st_mtime < mpicc.stat().st_mtime):
+        subprocess.run([str(mpicc), "-O2", "-Wall", "-o", str(exe), str(source)], check=True)
     return exe
 
 
@@ -97,3 +100,22 @@ def inject_file():
     os.close(handle)
     os.unlink(path)
     return path
+
+
+def save_records(name, records, **extra):
+    """Per-survivor records as JSON lines under build/results/, for the benchmarks."""
+    results = ROOT / "build" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    with open(results / f"{name}.jsonl", "w") as out:
+        for r in records:
+            out.write(json.dumps({"scenario": name, **extra, **r}) + "\n")
+
+
+def verdict(name, run, problems):
+    """Prints the outcome of a test; returns its exit status."""
+    if problems:
+        print("FAILED:\n  " + "\n  ".join(problems))
+        print("--- output ---\n" + run.output[-4000:])
+        return 1
+    print(f"ok: {name} in {run.wall_s:.1f} s")
+    return 0

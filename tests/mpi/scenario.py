@@ -70,21 +70,11 @@ def main():
     run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
                       deadline_s=args.deadline_s + args.compute_s + 30, program_name=str(exe))
     Path(inject).unlink(missing_ok=True)
-    results = harness.ROOT / "build" / "results"
-    results.mkdir(parents=True, exist_ok=True)
     name = args.name or f"{args.kind}-np{args.np}"
-    with open(results / f"scenario-{name}.jsonl", "w") as out:
-        for r in run.records:
-            out.write(json.dumps({"scenario": name, **r}) + "\n")
-    problems = check(args, run, victims)
+    harness.save_records(f"scenario-{name}", run.records)
     for r in run.records:
         print(json.dumps(r))
-    if problems:
-        print("FAILED:\n  " + "\n  ".join(problems))
-        print("--- output ---\n" + run.output[-4000:])
-        return 1
-    print(f"ok: {name} in {run.wall_s:.1f} s")
-    return 0
+    return harness.verdict(name, run, check(args, run, victims))
 
 
 if __name__ == "__main__":

@@ -170,9 +170,7 @@ def main():
         print(f"SKIPPED: no {mpirun} (make stock / make ompi, or set BTL_FT_OMPI_PREFIX)")
         return nodes.SKIP
     victims = victims_of(args)
-    # one binary per Open MPI install: the same path must not serve two builds
-    exe = harness.compile_program(args.source, harness.ROOT / "build" / "tests" / "bin" /
-                                  harness.prefix(args.variant).name, args.variant)
+    exe = harness.compile_program(args.source, harness.ROOT / "build" / "tests" / "bin", args.variant)
     with nodes.exclusive():
         try:
             names, _ = nodes.ensure_nodes(args.nodes)
@@ -201,20 +199,11 @@ def main():
         for p in problems:
             print(f"  would fail: {p}")
         return 1 if "error" in notes else 0
-    if problems:
-        print("FAILED:\n  " + "\n  ".join(problems))
-        print("--- output ---\n" + run.output[-4000:])
-        return 1
-    print(f"ok: {name} in {run.wall_s:.1f} s")
-    return 0
+    return harness.verdict(name, run, problems)
 
 
 def save(name, args, run):
-    results = harness.ROOT / "build" / "results"
-    results.mkdir(parents=True, exist_ok=True)
-    with open(results / f"netns-{name}.jsonl", "w") as out:
-        for r in run.records:
-            out.write(json.dumps({"scenario": f"netns-{name}", "variant": args.variant, **r}) + "\n")
+    harness.save_records(f"netns-{name}", run.records, variant=args.variant)
 
 
 if __name__ == "__main__":
