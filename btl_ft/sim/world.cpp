@@ -221,6 +221,7 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.notices_duplicate += one.notices_duplicate;
     total.malformed_dropped += one.malformed_dropped;
     total.stale_heartbeats += one.stale_heartbeats;
+    total.probes_sent += one.probes_sent;
 }
 }  // namespace
 

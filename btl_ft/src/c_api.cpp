@@ -43,6 +43,11 @@ public:
     void on_declared_dead_self(btl_ft::rank_t told_by, const char* reason) override {
         callbacks_.declared_dead_self(callbacks_.context, told_by, reason);
     }
+    void on_suspected(std::span<const btl_ft::rank_t> ranks) override {
+        if (callbacks_.suspected != nullptr) {
+            callbacks_.suspected(callbacks_.context, ranks.data(), ranks.size());
+        }
+    }
 
 private:
     btl_ft_callbacks_t callbacks_;

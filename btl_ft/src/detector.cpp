@@ -52,6 +52,9 @@ std::string config_error(const detector_config& config) {
     if (config.flag_handle.size() > wire::max_handle_bytes) {
         return too("flag_handle_length", static_cast<long long>(config.flag_handle.size()), "must be at most 64");
     }
+    if (config.probe_width < 1 || config.probe_width > max_probe_width) {
+        return too("probe_width", config.probe_width, "must be in [1, 8]");
+    }
     if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
     return {};
 }
@@ -79,6 +82,10 @@ void detector::state::check_invariants() const {
     BTL_FT_ASSERT(observer != me || alone(), "observer is self while not alone");
     BTL_FT_ASSERT(observer == no_rank || observer == me || !gone(observer), "a dead or departed process is the observer");
     BTL_FT_ASSERT(!started || alone() || emitter_deadline != never, "the emitter is not watched");
+    BTL_FT_ASSERT(probe_count < max_probe_width, "more probes than the widest window");
+    for (std::size_t i = 0; i < probe_count; ++i) {
+        BTL_FT_ASSERT(probes[i].rank != emitter && probes[i].rank != me, "probing the emitter or self");
+    }
 }
 
 detector::detector(const detector_config& config, std::shared_ptr<const ring> ring, transport& transport, sink& sink)
@@ -135,7 +142,8 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
     wire::message msg;  // empty vectors: decoding a heartbeat allocates nothing
     const bool foreign = from >= s.config.size || from == s.self();
     if (foreign || wire::decode(bytes, {s.config.size, s.config.max_message_bytes}, msg) != wire::status::ok ||
-        (msg.type == wire::msg_type::heartbeat && heartbeat_emitter(msg.word) != from)) {
+        ((msg.type == wire::msg_type::heartbeat || msg.type == wire::msg_type::probe_reply) &&
+         heartbeat_emitter(msg.word) != from)) {
         ++s.stats.malformed_dropped;
         return false;
     }
@@ -158,6 +166,8 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
     case wire::msg_type::notice: s.on_notice(now, from, msg); break;
     case wire::msg_type::leave: s.on_leave(now, from, msg); break;
     case wire::msg_type::declared_dead: break;
+    case wire::msg_type::probe: s.on_probe(from, msg); break;
+    case wire::msg_type::probe_reply: s.on_probe_reply(from, msg); break;
     }
     return true;
 }
@@ -175,8 +185,8 @@ void detector::report_failure(time_ns now, rank_t rank) {
     if (s.stopped || rank >= s.config.size || rank == s.self() || !s.mark_failed(rank)) {
         return;
     }
-    s.fix_neighbours(now);
-    s.broadcast(now, no_rank);
+    s.fix_neighbours(now, true);
+    s.broadcast(now, {});
     const rank_t failed[] = {rank};
     s.out.on_failed(failed);
 }

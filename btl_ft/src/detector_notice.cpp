@@ -35,9 +35,9 @@ void detector::state::send_all(std::vector<std::byte>& bytes, const std::vector<
     }
 }
 
-// `suspect` (or no_rank) also gets a copy: if it was falsely suspected it
-// learns at once that it has been excluded, and stops.
-void detector::state::broadcast(time_ns /*now*/, rank_t suspect) {
+// The suspects also get a copy: one that was falsely suspected learns at
+// once that it has been excluded, and stops.
+void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspects) {
     ++stats.notices_started;
     ++notice_sequence;
     const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
@@ -46,18 +46,18 @@ void detector::state::broadcast(time_ns /*now*/, rank_t suspect) {
                          departed.ranks()},
                         bytes);
     if (bytes.size() > config.max_message_bytes) {
-        broadcast_direct(skip, suspect);
+        broadcast_direct(skip, suspects);
         return;
     }
     std::vector<hop> hops;
     overlay_hops({config.propagator, config.size, self(), skip}, self(), route_origin, hops);
-    if (suspect != no_rank) {
+    for (const rank_t suspect : suspects) {
         hops.push_back({suspect, route_origin});
     }
     send_all(bytes, hops);
 }
 
-void detector::state::broadcast_direct(const dead_set& skip, rank_t suspect) {
+void detector::state::broadcast_direct(const dead_set& skip, std::span<const rank_t> suspects) {
     // Worst case 5 bytes a rank, so every chunk fits whatever the gaps.
     const std::size_t per_chunk = (config.max_message_bytes - wire::notice_overhead_bytes) / wire::max_varint_bytes;
     std::vector<hop> everyone;
@@ -70,7 +70,7 @@ void detector::state::broadcast_direct(const dead_set& skip, rank_t suspect) {
             everyone.push_back({rank, route_origin});
         }
     }
-    if (suspect != no_rank) {
+    for (const rank_t suspect : suspects) {
         everyone.push_back({suspect, route_origin});
     }
     std::vector<std::byte> bytes;
@@ -115,7 +115,7 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     if (msg.mode != wire::notice_mode::direct && participant) {
         forward(msg);
     }
-    fix_neighbours(now);
+    fix_neighbours(now, !fresh.empty());
     if (!fresh.empty()) {
         out.on_failed(fresh);
     }

@@ -54,19 +54,23 @@ void detector::state::accept_word(time_ns now, std::uint64_t word) {
         have_sequence = true;
     }
     emitter_deadline = now + config.timeout_ns;
+    forget_probes();  // the emitter lives: whatever is behind it is its own observer's business
 }
 
-// Task T3.
+// Task T3. Probed predecessors whose own window ran out unanswered are
+// condemned in the same step, and all go out in one notice.
 void detector::state::suspect_emitter(time_ns now) {
     BTL_FT_ASSERT(!alone(), "suspecting self");
-    const rank_t suspect = emitter;
     ++stats.suspicions;
-    const bool added = mark_failed(suspect);
+    failed_batch found;
+    const bool added = mark_failed(emitter);
     BTL_FT_ASSERT(added, "the emitter was already known dead");
-    fix_neighbours(now);
-    broadcast(now, suspect);
-    const rank_t failed[] = {suspect};
-    out.on_failed(failed);
+    found.add(emitter);
+    condemn_silent_probes(now, found);
+    fix_neighbours(now, true);
+    broadcast(now, found.view());
+    out.on_suspected(found.view());
+    out.on_failed(found.view());
 }
 
 rank_t detector::state::find_emitter() const {
@@ -79,17 +83,22 @@ rank_t detector::state::find_emitter() const {
 
 // FindEmitter, then NEWOBSERVER; the new emitter gets two timeouts for its
 // first word (one message delay for NEWOBSERVER, one for the heartbeat).
-void detector::state::mend(time_ns now) {
+// After a failure the predecessors behind it are probed as well, since
+// failures often come in rows (one node's processes); a departure is not
+// news of that kind and sends no probes.
+void detector::state::mend(time_ns now, bool after_failure) {
     emitter = find_emitter();
     have_sequence = false;
     if (alone()) {
         observer = self();
         emitter_deadline = never;
         next_heartbeat_at = never;
+        forget_probes();
         return;
     }
     send_new_observer();
     emitter_deadline = started ? now + 2 * config.timeout_ns : never;
+    refresh_probes(now, after_failure && started);
 }
 
 void detector::state::send_new_observer() {
@@ -102,9 +111,9 @@ void detector::state::send_new_observer() {
 // Called whenever D or the departed set grew: mend at once if the emitter is
 // gone (no need to wait for its timeout), stop heartbeating a gone observer
 // until its successor sends NEWOBSERVER.
-void detector::state::fix_neighbours(time_ns now) {
+void detector::state::fix_neighbours(time_ns now, bool after_failure) {
     if (!alone() && gone(emitter)) {
-        mend(now);
+        mend(now, after_failure);
     }
     if (observer != no_rank && observer != self() && gone(observer)) {
         observer = no_rank;
@@ -129,7 +138,7 @@ void detector::state::on_leave(time_ns now, rank_t from, const wire::message& ms
             departed.insert(rank);
         }
     }
-    fix_neighbours(now);
+    fix_neighbours(now, false);
 }
 
 // LEAVE carries the departed ranks between our emitter and us: exactly those
@@ -163,13 +172,14 @@ void detector::state::send_leave() {
 // Neighbours that leave at the same moment lose each other's LEAVE (each is
 // already stopped when the other's arrives), so the next live observer mends
 // onto a departed process. A process that has left but still runs (inside
-// MPI_Finalize) answers that NEWOBSERVER with LEAVE, so the walk continues
-// at once instead of ending in a false failure 2*timeout later.
+// MPI_Finalize) answers that NEWOBSERVER, or a PROBE, with LEAVE, so the
+// walk continues at once instead of ending in a false failure 2*timeout
+// later.
 void detector::state::answer_after_leave(rank_t from, std::span<const std::byte> bytes) {
     wire::message msg;
     if (!left || from >= config.size || from == self() ||
         wire::decode(bytes, {config.size, config.max_message_bytes}, msg) != wire::status::ok ||
-        msg.type != wire::msg_type::new_observer) {
+        (msg.type != wire::msg_type::new_observer && msg.type != wire::msg_type::probe)) {
         return;
     }
     std::vector<std::byte> reply;

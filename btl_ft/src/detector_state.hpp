@@ -1,10 +1,12 @@
 // The private state of one detector and the helpers its entry points share.
-// Split over three files by job: detector.cpp (entry points, dispatch,
-// invariants), detector_ring.cpp (heartbeats, suspicion, mending, leave) and
+// Split over four files by job: detector.cpp (entry points, dispatch,
+// invariants), detector_ring.cpp (heartbeats, suspicion, mending, leave),
+// detector_probe.cpp (probing the predecessors behind a new emitter) and
 // detector_notice.cpp (starting, receiving and forwarding failure notices).
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
-// ranks already told they are dead, and a few scalars. Notices are deduped by
+// ranks already told they are dead, a fixed window of probes, and a few
+// scalars. Notices are deduped by
 // content instead of by a table of (source, sequence) pairs: D only grows, so
 // a notice that names no rank we do not already know is a copy (or a subset)
 // of one we have forwarded, and dropping it needs no state at all.
@@ -13,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "btl_ft/dead_set.hpp"
@@ -21,6 +24,26 @@
 #include "btl_ft/wire.hpp"
 
 namespace btl_ft {
+
+// A predecessor probed beyond the new emitter: it has its own 2*timeout
+// window from when the PROBE left. A PROBE_REPLY of that round closes the
+// window for good (deadline `never`), which keeps a slot at 16 bytes.
+struct probe_slot {
+    time_ns deadline = never;
+    rank_t rank = no_rank;
+    std::uint32_t round = 0;
+    bool answered() const { return deadline == never; }
+};
+
+static_assert(sizeof(probe_slot) == 16, "probe slots are held by every simulated detector");
+
+// Ranks newly found failed in one step, reported in one notice.
+struct failed_batch {
+    std::array<rank_t, max_probe_width> ranks{};
+    std::size_t count = 0;
+    void add(rank_t rank) { ranks.at(count++) = rank; }
+    std::span<const rank_t> view() const { return {ranks.data(), count}; }
+};
 
 struct detector::state {
     state(const detector_config& config, std::shared_ptr<const ring> ring, transport& net, sink& out);
@@ -49,6 +72,11 @@ struct detector::state {
     bool have_sequence = false;    // last_sequence belongs to the current emitter
     std::uint32_t last_sequence = 0;
     std::uint32_t notice_sequence = 0;
+    // Probes in ring order behind the emitter (p2, p3, ...); only while the
+    // emitter has not yet sent its first word after a mending.
+    std::array<probe_slot, max_probe_width - 1> probes{};
+    std::size_t probe_count = 0;
+    std::uint32_t probe_round = 0;
     detector_stats stats;
 
     // --- helpers (detector_ring.cpp) ---
@@ -59,9 +87,9 @@ struct detector::state {
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
     rank_t find_emitter() const;
-    void mend(time_ns now);
+    void mend(time_ns now, bool after_failure);
     void send_new_observer();  // registers our flag handle with the emitter
-    void fix_neighbours(time_ns now);
+    void fix_neighbours(time_ns now, bool after_failure);
     void on_new_observer(time_ns now, rank_t from, const wire::message& msg);
     void on_leave(time_ns now, rank_t from, const wire::message& msg);
     void leave_bytes(std::vector<std::byte>& bytes) const;
@@ -72,9 +100,18 @@ struct detector::state {
     bool mark_failed(rank_t rank);
     time_ns next_deadline() const;
 
+    // --- probes (detector_probe.cpp) ---
+    std::size_t probe_width() const;
+    void refresh_probes(time_ns now, bool send_new);
+    void forget_probes() { probe_count = 0; }
+    void condemn_silent_probes(time_ns now, failed_batch& found);
+    void on_probe(rank_t from, const wire::message& msg);
+    void on_probe_reply(rank_t from, const wire::message& msg);
+
     // --- notices (detector_notice.cpp) ---
-    void broadcast(time_ns now, rank_t suspect);
-    void broadcast_direct(const dead_set& skip, rank_t suspect);
+    // `suspects` also get a copy, so a falsely suspected process learns it.
+    void broadcast(time_ns now, std::span<const rank_t> suspects);
+    void broadcast_direct(const dead_set& skip, std::span<const rank_t> suspects);
     void on_notice(time_ns now, rank_t from, const wire::message& msg);
     void forward(const wire::message& msg);
     void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);

@@ -164,8 +164,41 @@ void decode_body(reader& in, const limits& bounds, message& out) {
     case msg_type::notice: decode_notice(in, bounds, out); break;
     case msg_type::leave: in.rank_list(bounds.size, out.departed); break;
     case msg_type::declared_dead: break;
+    case msg_type::probe: out.sequence = in.varint(); break;
+    case msg_type::probe_reply:
+        out.sequence = in.varint();
+        out.word = in.u64();
+        break;
     }
 }
+
+// A fixed-size little encoder for the messages that must not allocate.
+class array_writer {
+public:
+    explicit array_writer(std::span<std::byte> into) : into_(into) {}
+    void byte(std::uint8_t value) {
+        BTL_FT_ASSERT(at_ < into_.size(), "fixed-size message overflows its array");
+        into_[at_++] = std::byte{value};
+    }
+    void header(msg_type type) {
+        byte(magic0);
+        byte(magic1);
+        byte(version);
+        byte(static_cast<std::uint8_t>(type));
+    }
+    void varint(std::uint32_t value) {
+        for (; value >= 0x80u; value >>= 7) byte(static_cast<std::uint8_t>(value | 0x80u));
+        byte(static_cast<std::uint8_t>(value));
+    }
+    void u64(std::uint64_t value) {
+        for (unsigned i = 0; i < 8; ++i) byte(static_cast<std::uint8_t>(value >> (8 * i)));
+    }
+    std::span<const std::byte> used() const { return into_.first(at_); }
+
+private:
+    std::span<std::byte> into_;
+    std::size_t at_ = 0;
+};
 
 }  // namespace
 
@@ -183,7 +216,7 @@ status decode(std::span<const std::byte> bytes, const limits& bounds, message& o
     if (!in.ok()) return in.error();
     if (m0 != magic0 || m1 != magic1) return status::bad_magic;
     if (v != version) return status::bad_version;
-    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::declared_dead)) {
+    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::probe_reply)) {
         return status::bad_type;
     }
     out.type = static_cast<msg_type>(type);
@@ -204,6 +237,22 @@ std::array<std::byte, heartbeat_bytes> encode_heartbeat(std::uint64_t word) {
 std::array<std::byte, header_bytes> encode_declared_dead() {
     return {std::byte{magic0}, std::byte{magic1}, std::byte{version},
             std::byte{static_cast<std::uint8_t>(msg_type::declared_dead)}};
+}
+
+std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byte, max_probe_bytes>& out) {
+    array_writer put(out);
+    put.header(msg_type::probe);
+    put.varint(round);
+    return put.used();
+}
+
+std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
+                                              std::array<std::byte, max_probe_reply_bytes>& out) {
+    array_writer put(out);
+    put.header(msg_type::probe_reply);
+    put.varint(round);
+    put.u64(word);
+    return put.used();
 }
 
 void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out) {

@@ -4,6 +4,7 @@
 // decoded notice satisfies what the detector relies on (sorted, in range,
 // failed and departed disjoint, source in neither).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
@@ -30,6 +31,16 @@ std::vector<std::byte> reencode(const wire::message& msg) {
         wire::encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed}, out);
         break;
     case wire::msg_type::leave: wire::encode_leave(msg.departed, out); break;
+    case wire::msg_type::probe: {
+        std::array<std::byte, wire::max_probe_bytes> fixed{};
+        const auto used = wire::encode_probe(msg.sequence, fixed);
+        return {used.begin(), used.end()};
+    }
+    case wire::msg_type::probe_reply: {
+        std::array<std::byte, wire::max_probe_reply_bytes> fixed{};
+        const auto used = wire::encode_probe_reply(msg.sequence, msg.word, fixed);
+        return {used.begin(), used.end()};
+    }
     }
     return out;
 }

@@ -1,6 +1,7 @@
 // Writes a small seed corpus for the wire fuzzer: one valid message of each
 // type (several notices), so the fuzzer starts from the accepted grammar
 // instead of having to discover the magic and varints by itself.
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -40,5 +41,9 @@ int main(int argc, char** argv) {
     write(directory, "notice_direct", out);
     wire::encode_leave(departed, out);
     write(directory, "leave", out);
+    std::array<std::byte, wire::max_probe_bytes> probe{};
+    write(directory, "probe", wire::encode_probe(300, probe));
+    std::array<std::byte, wire::max_probe_reply_bytes> reply{};
+    write(directory, "probe_reply", wire::encode_probe_reply(300, heartbeat_word(5, 77), reply));
     return 0;
 }

@@ -52,6 +52,7 @@ fake_net::fake_net(net_options options) : random_(options.seed), options_(std::m
         config.startup_grace_ns = options_.startup_grace_ns;
         config.propagator = options_.propagator;
         config.max_message_bytes = options_.max_message_bytes;
+        config.probe_width = options_.probe_width;
         nodes_.back()->core = std::make_unique<detector>(config, ring_, *nodes_.back(), *nodes_.back());
     }
 }

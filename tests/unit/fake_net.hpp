@@ -36,6 +36,7 @@ struct net_options {
     time_ns min_delay_ns = 100 * us;
     time_ns max_delay_ns = 1 * ms;
     std::size_t max_message_bytes = 4096;
+    std::uint32_t probe_width = detector_config{}.probe_width;
 };
 
 struct failure_seen {

@@ -18,6 +18,7 @@ struct recorder final : transport, sink {
     std::vector<std::pair<rank_t, std::uint64_t>> words;
     std::vector<sent> messages;
     std::vector<rank_t> failed;
+    std::vector<rank_t> suspected;  // declared failed by this process itself
     std::vector<std::byte> observer_handle;
     rank_t handle_from = no_rank;
     bool declared = false;
@@ -30,6 +31,7 @@ struct recorder final : transport, sink {
         observer_handle.assign(handle.begin(), handle.end());
     }
     void on_failed(std::span<const rank_t> ranks) override { failed.insert(failed.end(), ranks.begin(), ranks.end()); }
+    void on_suspected(std::span<const rank_t> ranks) override { suspected.insert(suspected.end(), ranks.begin(), ranks.end()); }
     void on_declared_dead_self(rank_t by, const char*) override {
         declared = true;
         told_by = by;

@@ -137,7 +137,9 @@ TEST(DetectorFaults, SequenceWrapIsNotAGap) {
 }
 
 TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
-    probe p(4, 2);
+    detector_config unprobed = config_for(4, 2);
+    unprobed.probe_width = 1;  // one predecessor at a time, as in Algorithm 1
+    probe p(4, 2, unprobed);
     p.core.start(100 * ms);
     EXPECT_EQ(p.io.words.size(), 1u);  // the first heartbeat goes out at start
     EXPECT_EQ(p.io.words.at(0), std::make_pair(3u, heartbeat_word(2, 1)));
@@ -157,6 +159,19 @@ TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
     p.core.tick(320 * ms);
     EXPECT_EQ(p.core.stats().suspicions, 2u);
     EXPECT_EQ(p.core.emitter(), 3u);
+}
+
+// The shim fences exactly what this process declared failed itself: its
+// timed-out emitter and the silent probed predecessors, never what it heard.
+TEST(DetectorFaults, OnlyWhatThisProcessObservedIsReportedAsSuspected) {
+    probe p(8, 4);
+    p.core.start(0);
+    p.core.report_failure(1 * ms, 6);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{6});
+    EXPECT_TRUE(p.io.suspected.empty());
+    p.core.tick(20 * ms + 100 * ms);  // grace + 2 timeouts: emitter 3 never spoke
+    EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
+    EXPECT_EQ(p.io.failed, (std::vector<rank_t>{6, 3}));
 }
 
 TEST(DetectorFaults, NewObserverGetsAHeartbeatAtOnceAndTheHandle) {

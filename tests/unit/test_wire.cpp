@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "btl_ft/prng.hpp"
@@ -41,6 +42,12 @@ std::vector<std::vector<std::byte>> one_of_each() {
     const std::vector<rank_t> departed = {1, 2, 1000};
     encode_leave(departed, out);
     all.push_back(out);
+    std::array<std::byte, max_probe_bytes> probe{};
+    const auto asked = encode_probe(300, probe);
+    all.emplace_back(asked.begin(), asked.end());
+    std::array<std::byte, max_probe_reply_bytes> reply{};
+    const auto answered = encode_probe_reply(0xffffffffu, 0x0123456789abcdefULL, reply);
+    all.emplace_back(answered.begin(), answered.end());
     return all;
 }
 
@@ -77,6 +84,40 @@ TEST(Wire, RoundTripsEveryType) {
     EXPECT_EQ(msg.departed, departed);
 }
 
+TEST(Wire, ProbeAndReplyRoundTripAtTheirSizeBounds) {
+    message msg;
+    std::array<std::byte, max_probe_bytes> probe{};
+    for (const std::uint32_t round : {0u, 127u, 128u, 0xffffffffu}) {
+        const auto bytes = encode_probe(round, probe);
+        ASSERT_EQ(decode(bytes, job, msg), status::ok) << round;
+        EXPECT_EQ(msg.type, msg_type::probe);
+        EXPECT_EQ(msg.sequence, round);
+    }
+    EXPECT_EQ(encode_probe(0xffffffffu, probe).size(), max_probe_bytes);
+    std::array<std::byte, max_probe_reply_bytes> reply{};
+    const auto bytes = encode_probe_reply(0xffffffffu, 0xfedcba9876543210ULL, reply);
+    EXPECT_EQ(bytes.size(), max_probe_reply_bytes);
+    ASSERT_EQ(decode(bytes, job, msg), status::ok);
+    EXPECT_EQ(msg.type, msg_type::probe_reply);
+    EXPECT_EQ(msg.sequence, 0xffffffffu);
+    EXPECT_EQ(msg.word, 0xfedcba9876543210ULL);
+}
+
+TEST(Wire, MalformedProbesAreRejected) {
+    message msg;
+    // PROBE without its round, with a non-shortest round, with a trailing byte.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 6}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 6, 0x81, 0x00}), job, msg), status::bad_varint);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 6, 1, 0}), job, msg), status::trailing_bytes);
+    // PROBE_REPLY whose word is one byte short, or missing.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 7, 1, 1, 2, 3, 4, 5, 6, 7}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 7, 1}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 7, 1, 1, 2, 3, 4, 5, 6, 7, 8}), job, msg), status::ok);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 7, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9}), job, msg), status::trailing_bytes);
+    // A probe of the previous wire version is not understood.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 6, 1}), job, msg), status::bad_version);
+}
+
 TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
     for (const auto& original : one_of_each()) {
         message msg;
@@ -98,6 +139,18 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
             encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed}, again);
             break;
         case msg_type::leave: encode_leave(msg.departed, again); break;
+        case msg_type::probe: {
+            std::array<std::byte, max_probe_bytes> fixed{};
+            const auto used = encode_probe(msg.sequence, fixed);
+            again.assign(used.begin(), used.end());
+            break;
+        }
+        case msg_type::probe_reply: {
+            std::array<std::byte, max_probe_reply_bytes> fixed{};
+            const auto used = encode_probe_reply(msg.sequence, msg.word, fixed);
+            again.assign(used.begin(), used.end());
+            break;
+        }
         }
         EXPECT_EQ(again, original);
     }
@@ -141,12 +194,12 @@ TEST(Wire, EveryTruncationIsRejected) {
 TEST(Wire, HeaderErrors) {
     message msg;
     auto flipped = a_notice();
-    flipped[2] = std::byte{2};
+    flipped[2] = std::byte{version + 1};
     EXPECT_EQ(decode(flipped, job, msg), status::bad_version);
     auto foreign = a_notice();
     foreign[0] = std::byte{0x67};
     EXPECT_EQ(decode(foreign, job, msg), status::bad_magic);
-    for (const int type : {0, 6, 255}) {
+    for (const int type : {0, 8, 255}) {
         auto unknown = a_notice();
         unknown[3] = std::byte{static_cast<unsigned char>(type)};
         EXPECT_EQ(decode(unknown, job, msg), status::bad_type) << type;
@@ -169,29 +222,29 @@ TEST(Wire, TrailingBytesAndOversizeAreRejected) {
 TEST(Wire, BadLengthsAreRejected) {
     message msg;
     // NEWOBSERVER claiming a 65-byte handle, and one claiming more than it has.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 2, 65}), job, msg), status::bad_handle_length);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 2, 3, 1, 2}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 2, 65}), job, msg), status::bad_handle_length);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 2, 3, 1, 2}), job, msg), status::truncated);
     // LEAVE: count above the job size; count above the bytes left.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 0x05}), {4, 4096}, msg), status::rank_out_of_range);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 0xff, 0xff, 0x03}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 0x05}), {4, 4096}, msg), status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 0xff, 0xff, 0x03}), job, msg), status::truncated);
 }
 
 TEST(Wire, BadVarintsAreRejected) {
     message msg;
     // LEAVE with one rank encoded in a non-shortest form (0x81 0x00 = 1).
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 1, 0x81, 0x00}), job, msg), status::bad_varint);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 1, 0x81, 0x00}), job, msg), status::bad_varint);
     // Six continuation bytes, and a 5-byte value above 2^32-1.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}), job, msg), status::bad_varint);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 0xff, 0xff, 0xff, 0xff, 0x1f}), job, msg), status::bad_varint);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01}), job, msg), status::bad_varint);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 0xff, 0xff, 0xff, 0xff, 0x1f}), job, msg), status::bad_varint);
 }
 
 TEST(Wire, BadRankListsAreRejected) {
     message msg;
     // LEAVE with ranks 5, 5 (gap 0).
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 2, 5, 0}), job, msg), status::unsorted);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 2, 5, 0}), job, msg), status::unsorted);
     // A rank at the job size, and a gap that runs past it.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 1, 8}), {8, 4096}, msg), status::rank_out_of_range);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 4, 2, 6, 2}), {8, 4096}, msg), status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 1, 8}), {8, 4096}, msg), status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 4, 2, 6, 2}), {8, 4096}, msg), status::rank_out_of_range);
     // Notice source out of range, source listed as failed, a rank both failed and departed.
     std::vector<std::byte> out;
     encode_notice({notice_mode::hba, 0, 12, 1, {}, {}}, out);

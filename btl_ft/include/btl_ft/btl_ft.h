@@ -32,6 +32,9 @@ typedef struct btl_ft_callbacks {
     void (*failed)(void *context, const uint32_t *ranks, size_t count);
     /* this process was declared dead by others and must stop */
     void (*declared_dead_self)(void *context, uint32_t told_by, const char *reason);
+    /* optional (may be NULL): called just before `failed` for the ranks this
+     * process declared failed itself (it observed them): where to fence */
+    void (*suspected)(void *context, const uint32_t *ranks, size_t count);
 } btl_ft_callbacks_t;
 
 typedef struct btl_ft_config {

@@ -55,6 +55,10 @@ public:
     virtual ~sink() = default;
     virtual void on_failed(std::span<const rank_t> ranks) = 0;
     virtual void on_declared_dead_self(rank_t told_by, const char* reason) = 0;
+    // Called just before on_failed() for the ranks this process declared
+    // failed itself (its emitter timed out, or a probed predecessor stayed
+    // silent): nobody else observed them, so this is where a caller fences.
+    virtual void on_suspected(std::span<const rank_t> /*ranks*/) {}
 };
 
 struct detector_config {
@@ -69,7 +73,18 @@ struct detector_config {
     propagator_kind propagator = propagator_kind::hba;
     std::size_t max_message_bytes = 4096;  // encoded notices stay below this
     std::span<const std::byte> flag_handle;  // this process's flag handle, sent in NEWOBSERVER (<= 64 bytes; copied)
+    // How many predecessors an observer that mends after a failure watches
+    // at once: its new emitter plus probe_width - 1 PROBEs to the ones
+    // behind it, so a row of hung neighbours is found in one 2*timeout
+    // instead of one each. The width used is min(probe_width,
+    // floor(log2 size)), the failures the notice overlay tolerates anyway;
+    // 1 turns probing off. At most max_probe_width.
+    std::uint32_t probe_width = 8;
 };
+
+// Each detector holds max_probe_width - 1 probe slots of 16 bytes: kept
+// small because the simulator holds a million detectors.
+inline constexpr std::uint32_t max_probe_width = 8;
 
 // Counters a benchmark or the shim can read; all monotonic.
 struct detector_stats {
@@ -83,6 +98,7 @@ struct detector_stats {
     std::uint64_t notices_duplicate = 0;
     std::uint64_t malformed_dropped = 0;    // rejected by the decoder
     std::uint64_t stale_heartbeats = 0;     // heartbeat word from a rank that is not our emitter
+    std::uint64_t probes_sent = 0;          // PROBEs to predecessors beyond a new emitter
 };
 
 // The 64-bit heartbeat word: emitter rank in the high 32 bits, sequence

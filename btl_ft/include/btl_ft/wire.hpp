@@ -16,6 +16,9 @@
 //   NOTICE         mode:u8, route:u8, source, sequence, failed list, departed list
 //   LEAVE          departed list (ranks the leaver knows left, near it on the ring)
 //   DECLARED_DEAD  (nothing: "you are in my dead set")
+//   PROBE          round:varint ("are you alive?", from an observer mending)
+//   PROBE_REPLY    round:varint, word:u64 (the round asked, the replier's
+//                  current heartbeat word; never a heartbeat itself)
 //
 // mode and route sit at fixed offsets so that a notice is encoded once and
 // only its route byte is patched for each hop.
@@ -37,7 +40,10 @@ namespace btl_ft::wire {
 
 inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
 inline constexpr std::uint8_t magic1 = 0x74;  // 't'
-inline constexpr std::uint8_t version = 1;
+// 2 added PROBE and PROBE_REPLY. Bumped rather than only adding types: a
+// version-1 peer would drop every PROBE, and a silent prober's target is
+// condemned, so the two must not half-understand each other.
+inline constexpr std::uint8_t version = 2;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = 64;
@@ -47,7 +53,15 @@ inline constexpr std::size_t notice_route_offset = header_bytes + 1;
 // and a notice with a few ranks must fit.
 inline constexpr std::size_t min_message_bytes = 128;
 
-enum class msg_type : std::uint8_t { heartbeat = 1, new_observer = 2, notice = 3, leave = 4, declared_dead = 5 };
+enum class msg_type : std::uint8_t {
+    heartbeat = 1,
+    new_observer = 2,
+    notice = 3,
+    leave = 4,
+    declared_dead = 5,
+    probe = 6,
+    probe_reply = 7,
+};
 
 // How a notice travels: along an overlay, or (fallback when the skip set
 // does not fit in one message) sent by the source to every participant.
@@ -81,13 +95,13 @@ struct limits {
 // One decoded message; the vectors are reused between decodes.
 struct message {
     msg_type type = msg_type::heartbeat;
-    std::uint64_t word = 0;                          // heartbeat
+    std::uint64_t word = 0;                          // heartbeat, probe_reply
     std::array<std::byte, max_handle_bytes> handle{};  // new_observer
     std::uint8_t handle_length = 0;
     notice_mode mode = notice_mode::hba;             // notice
     route_tag route = route_origin;
     rank_t source = 0;
-    std::uint32_t sequence = 0;
+    std::uint32_t sequence = 0;                      // notice; probe round (probe, probe_reply)
     std::vector<rank_t> failed;                      // notice
     std::vector<rank_t> departed;                    // notice, leave
 
@@ -116,5 +130,13 @@ void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out)
 inline constexpr std::size_t max_varint_bytes = 5;
 // Fixed overhead bound of a notice without its ranks.
 inline constexpr std::size_t notice_overhead_bytes = header_bytes + 2 + 4 * max_varint_bytes;
+
+// Probes are encoded into caller-owned arrays, so probing allocates nothing;
+// each returns the used prefix of `out` (the round is a varint).
+inline constexpr std::size_t max_probe_bytes = header_bytes + max_varint_bytes;
+inline constexpr std::size_t max_probe_reply_bytes = max_probe_bytes + 8;
+std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byte, max_probe_bytes>& out);
+std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
+                                              std::array<std::byte, max_probe_reply_bytes>& out);
 
 }  // namespace btl_ft::wire

@@ -66,6 +66,9 @@ static uint64_t last_flag_word = 0;
 /* the emitter before the current core call: a failure of that rank was seen
  * by this process, not just heard of */
 static uint32_t observed_emitter = UINT32_MAX;
+/* ranks the core declared failed itself in the current call (its timed-out
+ * emitter and silent probed predecessors): nobody else observed them */
+static bool *suspected_here = NULL;
 
 /* queues, fed from any thread */
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -103,7 +106,18 @@ static int64_t now_ns(void)
 static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
-        ompi_comm_ft_detector_failed(ranks[i], ranks[i] == observed_emitter);
+        bool observed = ranks[i] == observed_emitter || suspected_here[ranks[i]];
+        suspected_here[ranks[i]] = false;
+        ompi_comm_ft_detector_failed(ranks[i], observed);
+    }
+}
+
+static void on_suspected(void *context, const uint32_t *ranks, size_t count)
+{
+    for (size_t i = 0; i < count; ++i) {
+        if (ranks[i] < world_size) {
+            suspected_here[ranks[i]] = true;
+        }
     }
 }
 
@@ -301,8 +315,10 @@ static void free_report_queue(void)
 {
     free(reports);
     free(report_pending);
+    free(suspected_here);
     reports = NULL;
     report_pending = NULL;
+    suspected_here = NULL;
     world_size = 0;
 }
 
@@ -337,13 +353,15 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
         .observer_handle = ompi_comm_ft_transport_observer_handle,
         .failed = on_failed,
         .declared_dead_self = on_declared_dead_self,
+        .suspected = on_suspected,
     };
     pthread_condattr_t attr;
 
     world_size = config->size;
     reports = calloc(world_size, sizeof(*reports));
     report_pending = calloc(world_size, sizeof(*report_pending));
-    if (NULL == reports || NULL == report_pending) {
+    suspected_here = calloc(world_size, sizeof(*suspected_here));
+    if (NULL == reports || NULL == report_pending || NULL == suspected_here) {
         free_report_queue();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
