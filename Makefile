@@ -7,6 +7,8 @@
 #   make demo     run a ULFM program, inject a failure, print the timings
 #   make ftsim    the simulator -> build/core/sim/ftsim
 #   make test     every test through ctest (SLOW=1 adds the slow label)
+#   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (< 60 min)
+#   make bench-quick  the same code paths, fewer sizes and repetitions (< 10 min)
 #   make clean    remove build/
 
 SHELL := /bin/bash
@@ -22,7 +24,7 @@ SLOW ?= 0
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
 OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh
 
-.PHONY: all deps core ftsim ompi stock demo test clean
+.PHONY: all deps core ftsim ompi stock demo test bench bench-quick clean
 all: ompi
 
 deps: $(DEPS_STAMP)
@@ -61,6 +63,14 @@ test: ompi
 	cmake --build $(BUILD)/tests -j $(JOBS)
 	cd $(BUILD)/tests && ctest --output-on-failure --timeout 600 \
 	    $(if $(filter 1,$(SLOW)),,-LE slow)
+
+# Debian's python3 carries matplotlib (python3-matplotlib); a pyenv python may not.
+BENCH_PYTHON ?= /usr/bin/python3
+bench: ompi stock ftsim
+	$(BENCH_PYTHON) benchmarks/run_all.py
+
+bench-quick: ompi stock ftsim
+	$(BENCH_PYTHON) benchmarks/run_all.py --quick
 
 clean:
 	rm -rf $(BUILD)

@@ -118,7 +118,8 @@ std::string summary::json() const {
     out.add("violations", violations);
     std::string seeds = "[";
     for (std::size_t i = 0; i < violating_seeds_.size(); ++i) {
-        seeds += (i > 0 ? "," : "") + std::to_string(violating_seeds_[i]);
+        if (i > 0) seeds += ',';
+        seeds += std::to_string(violating_seeds_[i]);
     }
     out.add_raw("violating_seeds", seeds + "]");
     out.add("events", events_).add("peak_queue", peak_queue_);

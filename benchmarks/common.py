@@ -1,0 +1,251 @@
+"""What every benchmark runner shares: configurations, bounded MPI runs, JSON lines.
+
+The three configurations compared are named here once, so every runner and
+the report agree on what "btl_ft", "stock-detector" and "stock-default" mean.
+
+MPI runs go through `run_mpi`, which holds a machine-wide lock (other people
+run MPI jobs on this machine; overlapping runs would measure each other) and
+bounds every run by a deadline. It streams the output, so a run whose
+survivors have all reported but whose mpirun never returns (stock leaves a
+stopped process unfenced) is recorded as such after a short grace period
+instead of costing the whole deadline. On overrun it kills the processes of
+the run's own session by id. Rejected: harness.run, whose clean-up is a
+`pkill -f NAME` that would also kill other people's runs of the same program.
+"""
+import datetime
+import fcntl
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "mpi"))
+import harness  # noqa: E402  (compile_program, mpirun_command, inject_file)
+
+RESULTS = ROOT / "benchmarks" / "results"
+BIN = ROOT / "build" / "bench" / "bin"
+RUN_DIR = ROOT / "build" / "bench" / "run"
+LOCK_PATH = "/tmp/btlft-mpi.lock"
+ULFM_AGREE = ROOT / "tests" / "mpi" / "ulfm_agree.c"
+
+# name -> (install under build/, extra MCA, does it take eta/delta)
+CONFIGS = {
+    "btl_ft": ("ompi", {}, True),
+    "stock-detector": ("ompi-stock", {"mpi_ft_detector": "true",
+                                      "mpi_ft_detector_thread": "true"}, True),
+    "stock-default": ("ompi-stock", {}, False),
+}
+
+
+def config_mca(name, eta_s=None, delta_s=None, extra=None):
+    """MCA parameters of one configuration at (eta, delta)."""
+    variant, mca, timed = CONFIGS[name]
+    mca = dict(mca)
+    if timed and eta_s is not None:
+        mca["mpi_ft_detector_period"] = f"{eta_s:g}"
+        mca["mpi_ft_detector_timeout"] = f"{delta_s:g}"
+    mca.update(extra or {})
+    return variant, mca
+
+
+def compile_for(source, variant):
+    return harness.compile_program(source, BIN, variant)
+
+
+def progress(message):
+    stamp = time.strftime("%H:%M:%S")
+    print(f"[{stamp}] {message}", flush=True)
+
+
+class MpiLock:
+    """flock on LOCK_PATH, held for one run or for a small group of runs
+    (the configurations of one cell): short holds, so other users' runs
+    interleave with ours, but not so short that every run queues behind
+    theirs. Re-entrant within this process: run_mpi takes it too."""
+    _depth = 0
+    _handle = None
+
+    def __enter__(self):
+        if MpiLock._depth == 0:
+            handle = open(LOCK_PATH, "a")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                progress(f"waiting for {LOCK_PATH} (another MPI run is on)")
+                began = time.monotonic()
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                _note_lock_wait(time.monotonic() - began)
+            MpiLock._handle = handle
+        MpiLock._depth += 1
+        return self
+
+    def __exit__(self, *exc):
+        MpiLock._depth -= 1
+        if MpiLock._depth == 0:
+            fcntl.flock(MpiLock._handle, fcntl.LOCK_UN)
+            MpiLock._handle.close()
+            MpiLock._handle = None
+
+
+def _note_lock_wait(seconds):
+    """Time spent waiting for other people's runs, so the report can tell a
+    slow suite from a busy machine."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "lock_waits.jsonl", "a") as out:
+        out.write(json.dumps({"script": Path(sys.argv[0]).name, "waited_s": round(seconds, 2)}) + "\n")
+
+
+def _session_pids(sid):
+    """Every process still in session `sid`: ranks re-parented to init after
+    mpirun died keep the session of the launcher we started."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:   # fields after "(comm)": state ppid pgrp session
+                pids.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
+
+
+def _kill_session(sid):
+    for _ in range(3):
+        pids = _session_pids(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+
+
+def _reader(stream, lines):
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def run_mpi(cmd, deadline_s, expect_records=None, grace_s=5.0, env=None, stop_when=None):
+    """Runs `cmd` under the lock; returns a dict with outcome
+    ('exited' | 'hung_after_report' | 'overran' | 'stopped': stop_when(line)
+    was true for a line of output, the run's answer is known), returncode, wall_s,
+    records (JSON lines printed) and the whole output."""
+    with MpiLock():
+        start = time.monotonic()
+        # ranks that die write crash droppings (libinfinipath's *.btr) into their
+        # working directory: keep them out of the source tree
+        RUN_DIR.mkdir(parents=True, exist_ok=True)
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                text=True, env=env, cwd=RUN_DIR)
+        lines, output, records = queue.Queue(), [], []
+        threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+        outcome = None
+        try:
+            outcome = _follow(proc, lines, output, records, deadline_s, expect_records, grace_s,
+                              stop_when, start)
+        finally:   # also on Ctrl-C or SIGTERM: never leave a run behind
+            _kill_session(proc.pid)
+        wall_s = time.monotonic() - start
+        proc.wait()
+        returncode = proc.returncode if outcome == "exited" else None
+    return {"outcome": outcome, "returncode": returncode, "wall_s": round(wall_s, 3),
+            "records": records, "output": "".join(output)}
+
+
+def _follow(proc, lines, output, records, deadline_s, expect_records, grace_s, stop_when, start):
+    """Reads the run's output until it ends or its answer is known; returns the outcome."""
+    outcome, reported_at, eof = None, None, False
+    while outcome is None:
+        now = time.monotonic()
+        if eof and proc.poll() is not None:
+            outcome = "exited"
+        elif now - start > deadline_s:
+            outcome = "overran"
+        elif reported_at is not None and now - reported_at > grace_s:
+            outcome = "hung_after_report"
+        try:
+            line = lines.get(timeout=0.05)
+        except queue.Empty:
+            continue
+        if line is None:
+            eof = True
+            continue
+        output.append(line)
+        if stop_when and stop_when(line):
+            outcome = "stopped"
+        record = _parse_record(line)
+        if record is not None:
+            records.append(record)
+            if expect_records and len(records) >= expect_records and reported_at is None:
+                reported_at = time.monotonic()
+    return outcome
+
+
+def _exit_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)   # unwinds through run_mpi's clean-up
+
+
+signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _parse_record(line):
+    line = line.strip()
+    if line.startswith("{") and line.endswith("}"):
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            return None
+    return None
+
+
+class JsonLines:
+    """One results file per benchmark, rewritten by each run of it, so the
+    report only ever shows numbers from the same run."""
+
+    def __init__(self, name):
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        self.path = RESULTS / f"{name}.jsonl"
+        self.handle = open(self.path, "w")
+
+    def write(self, record):
+        record = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  **record}
+        self.handle.write(json.dumps(record) + "\n")
+        self.handle.flush()
+
+
+def read_jsonl(name):
+    path = RESULTS / f"{name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.open() if line.strip()]
+
+
+def median(values):
+    values = sorted(values)
+    if not values:
+        return None
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def ftsim_path():
+    """The release simulator if `make ftsim` built it, else the test build's
+    (sanitized, slower): the record says which one ran."""
+    for candidate in (ROOT / "build/core/sim/ftsim", ROOT / "build/tests/btl_ft/sim/ftsim"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None

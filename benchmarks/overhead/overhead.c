@@ -1,0 +1,113 @@
+/*
+ * What the detector costs an application that never fails: small-message
+ * ping-pong latency and large-message bandwidth between ranks 0 and 1, and
+ * allreduce latency over all ranks. Rank 0 prints one JSON line per test.
+ *
+ *   overhead p2p ITERS        (2 ranks: pingpong 8 B, then bandwidth 4 MiB)
+ *   overhead allreduce ITERS  (any number of ranks, 8 B MPI_SUM)
+ *
+ * Each test repeats its loop in batches and reports the median batch, so a
+ * descheduling of the shared machine during one batch does not move the
+ * figure; the spread across runs is left to the script that repeats us.
+ */
+#include <mpi.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCHES 9
+#define BIG_BYTES (4 << 20)
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, compare_double);
+    return values[count / 2];
+}
+
+/* one-way latency in microseconds: half the round trip */
+static double pingpong_batch(int rank, int iters)
+{
+    char byte[8] = {0};
+    double start = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (rank == 0) {
+            MPI_Send(byte, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(byte, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(byte, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(byte, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - start) / iters / 2 * 1e6;
+}
+
+/* MB/s of a stream of large messages, closed by a one-byte acknowledgement
+ * so the time covers delivery and not only the sender's buffer reuse */
+static double bandwidth_batch(int rank, int iters, char *buffer)
+{
+    char ack = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (rank == 0) MPI_Send(buffer, BIG_BYTES, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+        else if (rank == 1) MPI_Recv(buffer, BIG_BYTES, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (rank == 0) MPI_Recv(&ack, 1, MPI_CHAR, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    else if (rank == 1) MPI_Send(&ack, 1, MPI_CHAR, 0, 2, MPI_COMM_WORLD);
+    return (double)BIG_BYTES * iters / (MPI_Wtime() - start) / 1e6;
+}
+
+static double allreduce_batch(int iters)
+{
+    long long in = 1, out = 0;
+    double start = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return (MPI_Wtime() - start) / iters * 1e6;
+}
+
+static void report(int rank, const char *test, const char *unit, double *batches, int size)
+{
+    if (rank == 0)
+        printf("{\"test\":\"%s\",\"value\":%.4f,\"unit\":\"%s\",\"ranks\":%d,\"batches\":%d}\n", test,
+               median_of(batches, BATCHES), unit, size, BATCHES);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    double batches[BATCHES];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 3 || (strcmp(argv[1], "p2p") && strcmp(argv[1], "allreduce"))) {
+        if (rank == 0) fprintf(stderr, "usage: overhead p2p|allreduce ITERS\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int iters = atoi(argv[2]);
+    if (!strcmp(argv[1], "p2p")) {
+        char *buffer = calloc(1, BIG_BYTES);
+        pingpong_batch(rank, iters / 10); /* warm-up: connections, eager buffers */
+        for (int b = 0; b < BATCHES; b++) batches[b] = pingpong_batch(rank, iters);
+        report(rank, "pingpong_8B", "us", batches, size);
+        int big_iters = iters / 500 > 4 ? iters / 500 : 4;
+        bandwidth_batch(rank, 2, buffer);
+        for (int b = 0; b < BATCHES; b++) batches[b] = bandwidth_batch(rank, big_iters, buffer);
+        report(rank, "bandwidth_4MiB", "MB/s", batches, size);
+        free(buffer);
+    } else {
+        allreduce_batch(iters / 10);
+        for (int b = 0; b < BATCHES; b++) batches[b] = allreduce_batch(iters);
+        report(rank, "allreduce_8B", "us", batches, size);
+    }
+    MPI_Finalize();
+    return 0;
+}

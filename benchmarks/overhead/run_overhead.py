@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""overhead: latency, bandwidth and allreduce with the detector on, as ratios
+to the detector off, for btl_ft and for stock's own detector.
+
+Every repetition runs every configuration once, in an order rotated from one
+repetition to the next, so drift of the shared machine (other jobs, thermal,
+frequency) spreads over all configurations instead of biasing the one that
+happened to run last. The report takes the median over repetitions and the
+ratio of medians; the spread (min, max) is kept. Output:
+benchmarks/results/overhead.jsonl, one line per (run, test).
+"""
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402
+import harness  # noqa: E402
+
+SOURCE = Path(__file__).resolve().parent / "overhead.c"
+ETAS = (0.001, 0.01, 0.1)
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--reps", type=int, default=None)
+    return p.parse_args(argv)
+
+
+def configurations():
+    """(label, config, eta, baseline label): each detector setting and the
+    'off' run of the same install it is divided by."""
+    rows = [("btl_ft off", "btl_ft", None, None)]
+    rows += [(f"btl_ft eta={e * 1e3:g}ms", "btl_ft", e, "btl_ft off") for e in ETAS]
+    rows += [("stock off", "stock-default", None, None)]
+    rows += [(f"stock-detector eta={e * 1e3:g}ms", "stock-detector", e, "stock off") for e in ETAS]
+    return rows
+
+
+def run_one(sink, label, config, eta, baseline, rep):
+    extra = {"mpi_ft_detector": "false"} if config == "btl_ft" and eta is None else {}
+    variant, mca = common.config_mca(config, eta, eta and 5 * eta, extra)
+    exe = common.compile_for(SOURCE, variant)
+    values = {}
+    # (ranks, program arguments, JSON lines rank 0 prints): stock's detector may
+    # leave MPI_Finalize hanging, so the run ends a grace period after the results
+    for np_, args, lines in ((2, ["p2p", 20000], 2), (8, ["allreduce", 2000], 1)):
+        run = common.run_mpi(harness.mpirun_command(np_, [exe] + args, mca=mca, variant=variant), 90,
+                             expect_records=lines)
+        if not run["records"]:
+            common.progress(f"overhead {label}: {args[0]} gave no result ({run['outcome']})")
+        for r in run["records"]:
+            sink.write({"benchmark": "overhead", "label": label, "config": config, "eta_s": eta,
+                        "delta_s": eta and 5 * eta, "baseline": baseline, "rep": rep, "mca": mca,
+                        "test": r["test"], "value": r["value"], "unit": r["unit"], "ranks": r["ranks"],
+                        "outcome": run["outcome"]})
+            values[r["test"]] = r["value"]
+    return values
+
+
+def main(argv):
+    options = parse(argv)
+    reps = options.reps or (3 if options.quick else 6)
+    sink = common.JsonLines("overhead")
+    rows = configurations()
+    for rep in range(reps):
+        shift = rep % len(rows)
+        # one repetition under one hold of the lock: its configurations then share
+        # the same machine state, which is what makes their ratios meaningful
+        with common.MpiLock():
+            measured = [(row[0], run_one(sink, *row, rep)) for row in rows[shift:] + rows[:shift]]
+        for label, values in measured:
+            shown = ", ".join(f"{k} {v:.2f}" for k, v in values.items())
+            common.progress(f"overhead rep {rep + 1}/{reps} {label}: {shown}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

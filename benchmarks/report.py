@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Writes benchmarks/RESULTS.md from benchmarks/results/: the machine, then
+one section per benchmark with its table of medians and ratios and its plot.
+
+Every number comes from the results files of the last run; nothing is typed
+in. A benchmark with no results gets a line saying so rather than a stale
+table.
+"""
+import json
+import sys
+
+import common
+import summary
+
+OUT = common.ROOT / "benchmarks" / "RESULTS.md"
+
+
+def fmt(value, digits=1):
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine_section(info):
+    m = info.get("machine", {})
+    stages = ", ".join(f"{s['name']} {s['seconds']:.0f} s" + ("" if s["exit_status"] == 0 else
+                                                             f" (exit {s['exit_status']})")
+                       + (" (re-run alone)" if s.get("rerun") else "")
+                       for s in info.get("stages", []))
+    return (f"Run `{info.get('mode', '?')}` on {m.get('date', '?')}: {m.get('nproc', '?')} cores "
+            f"({m.get('cpu_model', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel', '?')}, "
+            f"host {m.get('hostname', '?')}.\n\nTotal {info.get('total_seconds', 0):.0f} s "
+            f"(of which {info.get('lock_wait_seconds', 0):.0f} s waiting for other users' MPI runs): "
+            f"{stages}. Simulator: `{info.get('ftsim')}`.")
+
+
+def cell_text(c):
+    if c is None:
+        return "–"
+    if c["detected_runs"] == 0:
+        return f"not detected within {c['deadline_s']} s"
+    text = f"{fmt(c['first_agreed_ms'])} / {fmt(c['last_agreed_ms'])}"
+    if c["correct_runs"] < c["detected_runs"]:
+        text += " (wrong set)"
+    if "hung_after_report" in c["outcomes"] or "overran" in c["outcomes"]:
+        text += " †"
+    return text
+
+
+def agree_section():
+    cells = summary.agree_cells(common.read_jsonl("agree"))
+    if not cells:
+        return "No results (benchmarks/agree/run_agree.py)."
+    configs = list(common.CONFIGS)
+    keys = sorted({(c["eta_s"], c["kind"], c["n"], c["f"], c["placement"]) for c in cells})
+    rows = []
+    for key in keys:
+        found = {c["config"]: c for c in cells if (c["eta_s"], c["kind"], c["n"], c["f"], c["placement"]) == key}
+        bt, sd = found.get("btl_ft"), found.get("stock-detector")
+        ratio = (f"{bt['last_agreed_ms'] / sd['last_agreed_ms']:.2f}"
+                 if bt and sd and bt["last_agreed_ms"] and sd["last_agreed_ms"] else "–")
+        shrink = fmt(bt["median_shrink_ms"], 2) if bt else "–"
+        eta, kind, n, f, placement = key
+        rows.append([f"{eta * 1e3:g}", kind, n, f, placement] + [cell_text(found.get(c)) for c in configs]
+                    + [ratio, shrink])
+    header = ["η ms", "kind", "n", "f", "victims"] + [f"{c}: first / last ms" for c in configs] + \
+             ["btl_ft / stock-detector (last)", "btl_ft shrink ms"]
+    return (table(header, rows) + "\n\nTimes from the injection to the return of `MPIX_Comm_agree` "
+            "(failure acknowledged) at the first and last survivor, median over repetitions; δ = 5η. "
+            "† mpirun did not return after the survivors reported (a stopped process was never fenced) "
+            "or overran its bound: killed by the harness. With f > 1 the clock starts when the first "
+            "listed victim injects (ulfm_agree records only that one); a fellow victim may have gone "
+            "first, when its own timer fired or when the first one's failure interrupted it, so "
+            "times for f > 1 can be early-biased, even negative.\n\n![agree](results/agree.png)")
+
+
+def propagate_section():
+    rows = summary.propagate_rows(common.read_jsonl("propagate"))
+    if not rows:
+        return "No results (benchmarks/propagate/run_propagate.py)."
+    sim = [[r["n"], r["propagator"], fmt(r["first_ms"]), fmt(r["last_ms"]), fmt(r["msgs"], 2), r["runs"]]
+           for r in rows if r["source"] == "ftsim"]
+    real = [[r["n"], r["f"], r["propagator"], f"{r['detected_runs']}/{r['runs']}", fmt(r["first_ms"]),
+             fmt(r["last_ms"]), fmt(r["msgs"], 2), ", ".join(r["outcomes"])]
+            for r in rows if r["source"] == "mpirun"]
+    eta = next((r for r in rows if r["source"] == "mpirun"), None)
+    sim_eta = next((r for r in rows if r["source"] == "ftsim"), None)
+    text = ""
+    if sim:
+        text += (f"Simulator (lowlat: η = {sim_eta['eta_s'] * 1e3:g} ms, δ = {sim_eta['delta_s'] * 1e3:g} ms, "
+                 "one failure, mean over runs):\n\n"
+                 + table(["n", "propagator", "first knows ms", "last knows ms",
+                          "notice msgs / process / notice", "runs"], sim) + "\n\n")
+    if real:
+        text += (f"Real runs (hung victims, η = {eta['eta_s'] * 1e3:g} ms, δ = {eta['delta_s'] * 1e3:g} ms, "
+                 "medians; `stock` is stock's own detector, which counts no messages; f = 2 times share the "
+                 "caveat noted under agreement):\n\n"
+                 + table(["n", "f", "propagator", "detected", "first knows ms", "last knows ms",
+                          "notice msgs / process / notice", "mpirun"], real) + "\n\n")
+    return text + "![propagate](results/propagate.png)"
+
+
+def overhead_section():
+    rows = summary.overhead_rows(common.read_jsonl("overhead"))
+    if not rows:
+        return "No results (benchmarks/overhead/run_overhead.py)."
+    out = [[r["test"], r["label"], r["reps"], f"{r['median']:.3f} {r['unit']}",
+            f"{r['min']:.3f}–{r['max']:.3f}",
+            "1 (baseline)" if not r["baseline"] else fmt(r["ratio"], 3),
+            "" if not r["baseline"] else f"{fmt(r['ratio_min'], 3)}–{fmt(r['ratio_max'], 3)}"]
+           for r in sorted(rows, key=lambda r: (r["test"], r["config"] != "btl_ft", r["eta_s"] is not None,
+                                                r["eta_s"] or 0))]
+    present = {(r["label"], r["test"]) for r in rows}
+    missing = sorted({(label, test) for label, _ in present for _, test in present} - present)
+    out += [[test, label, 0, "no result in any repetition", "", "", ""] for label, test in missing]
+    return (table(["test", "configuration", "runs with a result", "median", "spread (min–max)",
+                   "ratio to detector off", "ratio spread"], out)
+            + "\n\nRatio: per repetition, the value divided by the detector-off run of the same install "
+              "in the same repetition (configurations interleaved, order rotated); median and min–max "
+              "of those ratios. δ = 5η. Ping-pong and bandwidth on 2 ranks, allreduce on 8 ranks "
+              "(oversubscribed when the machine has fewer cores).\n\n![overhead](results/overhead.png)")
+
+
+def accuracy_section():
+    rows = summary.accuracy_rows(common.read_jsonl("accuracy"))
+    if not rows:
+        return "No results (benchmarks/accuracy/run_accuracy.py)."
+    out = []
+    for r in rows:
+        smallest = (f"{r['smallest_clean_eta_s'] * 1e3:g} ms" if r["smallest_clean_eta_s"] is not None
+                    else f"none up to {r['largest_tried_eta_s'] * 1e3:g} ms")
+        tried = "; ".join(f"{eta * 1e3:g} ms: {'false failure' if bad else 'clean'} ({outcome})"
+                          for eta, bad, outcome in r["tried"])
+        out.append([r["config"], smallest, tried, f"{r['np']} ranks / {r['cores']} cores",
+                    f"{r['compute_s']:g} s"])
+    return (table(["configuration", "smallest η without false failure (δ = 5η)", "runs",
+                   "load", "compute"], out)
+            + "\n\nη is scanned upwards and the scan stops at the first clean run.")
+
+
+def scale_section():
+    rows = [r for r in common.read_jsonl("scale")]
+    if not rows:
+        return "No results (benchmarks/scale/run_scale.py)."
+    out = [[r["nodes"], r["scenario"], r["propagator"], r["exit_status"], f"{r['wall_s']:.2f}",
+            f"{r['max_rss_kib'] / 1024:.0f}",
+            fmt(r["ftsim"]["all_known_s"]["mean"] * 1e3 if r.get("ftsim") else None)]
+           for r in sorted(rows, key=lambda r: (r["scenario"], r["nodes"]))]
+    return (table(["n", "scenario", "propagator", "exit", "wall s", "peak MiB", "last knows ms"], out)
+            + "\n\n![scale](results/scale.png)")
+
+
+def main():
+    run_file = common.RESULTS / "run.json"
+    info = json.loads(run_file.read_text()) if run_file.exists() else {}
+    sections = [
+        ("Machine and run", machine_section(info)),
+        ("Agreement after a failure (agree_after_failure)", agree_section()),
+        ("Detection and propagation (detect_propagate)", propagate_section()),
+        ("Overhead without failures", overhead_section()),
+        ("Accuracy under oversubscription", accuracy_section()),
+        ("Simulator scale (ftsim)", scale_section()),
+    ]
+    text = ["# btl_ft benchmarks\n",
+            "Generated by `make bench` / `make bench-quick` (benchmarks/report.py) from "
+            "benchmarks/results/*.jsonl. Configurations: **btl_ft** = patched Open MPI "
+            "(build/ompi) at its defaults plus the η/δ under test; **stock-detector** = stock "
+            "Open MPI 5.0.7 (build/ompi-stock) with `mpi_ft_detector true`, "
+            "`mpi_ft_detector_thread true` and the same η/δ; **stock-default** = stock with its "
+            "defaults (no heartbeat detector). All in the same run on the same machine.\n"]
+    for title, body in sections:
+        text.append(f"## {title}\n\n{body}\n")
+    OUT.write_text("\n".join(text))
+    print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Runs every benchmark in one go, then draws the plots and writes RESULTS.md.
+
+  run_all.py --quick   (make bench-quick: fewer sizes and repetitions, < 10 min)
+  run_all.py           (make bench: the full matrix, < 60 min)
+
+Each benchmark is its own script and process, so one can be re-run alone
+while working on it; this driver only sequences them, records the machine
+and how long each took (results/run.json), and keeps going when one fails so
+the report still shows what was measured. The machine description is taken
+here, at the start of the run, so it describes the run and not the report.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import common
+
+HERE = Path(__file__).resolve().parent
+
+
+def machine():
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
+               platform.processor() or "unknown")
+    mem_kib = next(int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal"))
+    return {"nproc": os.cpu_count(), "cpu_model": cpu, "memory_gib": round(mem_kib / 2**20, 1),
+            "kernel": platform.release(), "hostname": platform.node(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def stages(quick):
+    flag = ["--quick"] if quick else []
+    ftsim = common.ftsim_path()
+    # the test build's ftsim is sanitized, ~3x slower and larger: 2^20 would not fit the hour
+    release = ftsim is not None and ftsim == common.ROOT / "build/core/sim/ftsim"
+    max_exp = 16 if quick else (20 if release else 18)
+    scale = [sys.executable, str(HERE / "scale/run_scale.py"), "--out", str(common.RESULTS / "scale.jsonl"),
+             "--max-exp", str(max_exp)]
+    if ftsim:
+        scale += ["--ftsim", str(ftsim)]
+    return [
+        ("scale", scale),
+        ("propagate", [sys.executable, str(HERE / "propagate/run_propagate.py")] + flag),
+        ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
+        ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
+        ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
+    ]
+
+
+def merge_previous(info):
+    """--only re-runs some stages: the others keep their entry from the last
+    full run, and the totals add up, so the report still describes every table."""
+    path = common.RESULTS / "run.json"
+    if not path.exists():
+        return info
+    previous = json.loads(path.read_text())
+    rerun = {s["name"] for s in info["stages"]}
+    kept = [s for s in previous.get("stages", []) if s["name"] not in rerun]
+    for s in info["stages"]:
+        s["rerun"] = True
+    previous["stages"] = kept + info["stages"]
+    previous["total_seconds"] = round(sum(s["seconds"] for s in previous["stages"]), 1)
+    previous["lock_wait_seconds"] = info["lock_wait_seconds"]
+    return previous
+
+
+def main(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--only", default=None, help="comma list of stages to run (default all)")
+    options = p.parse_args(argv)
+    common.RESULTS.mkdir(parents=True, exist_ok=True)
+    info = {"mode": "quick" if options.quick else "full", "machine": machine(),
+            "ftsim": str(common.ftsim_path()), "stages": []}
+    if not options.only:
+        (common.RESULTS / "lock_waits.jsonl").unlink(missing_ok=True)
+    start = time.monotonic()
+    status = 0
+    for name, cmd in stages(options.quick):
+        if options.only and name not in options.only.split(","):
+            continue
+        common.progress(f"=== {name} ===")
+        if name == "scale":
+            (common.RESULTS / "scale.jsonl").unlink(missing_ok=True)   # run_scale appends
+        began = time.monotonic()
+        code = subprocess.run(cmd).returncode
+        info["stages"].append({"name": name, "exit_status": code,
+                               "seconds": round(time.monotonic() - began, 1)})
+        status = status or code
+        common.progress(f"=== {name}: exit {code}, {time.monotonic() - began:.0f} s ===")
+    info["total_seconds"] = round(time.monotonic() - start, 1)
+    info["lock_wait_seconds"] = round(sum(r["waited_s"] for r in common.read_jsonl("lock_waits")), 1)
+    if options.only:
+        info = merge_previous(info)
+    (common.RESULTS / "run.json").write_text(json.dumps(info, indent=1) + "\n")
+    for script in ("plot.py", "report.py"):
+        status = status or subprocess.run([sys.executable, str(HERE / script)]).returncode
+    common.progress(f"benchmarks done in {info['total_seconds']:.0f} s; see benchmarks/RESULTS.md")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

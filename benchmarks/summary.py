@@ -1,0 +1,88 @@
+"""Turns raw result lines into the medians and ratios that plots and the
+report show. One place for the arithmetic, so a figure and the table beside
+it always say the same thing.
+"""
+from collections import defaultdict
+
+from common import median
+
+
+def _group(records, key):
+    groups = defaultdict(list)
+    for r in records:
+        groups[key(r)].append(r)
+    return groups
+
+
+def agree_cells(records):
+    """One row per (eta, kind, n, f, placement, config): medians over repetitions."""
+    rows = []
+    key = lambda r: (r["eta_s"], r["kind"], r["n"], r["f"], r["placement"], r["config"])
+    for (eta, kind, n, f, placement, config), runs in sorted(_group(records, key).items()):
+        detected = [r for r in runs if r["detected"]]
+        pick = lambda field: median([r[field] for r in detected if r[field] is not None])
+        rows.append({"eta_s": eta, "kind": kind, "n": n, "f": f, "placement": placement,
+                     "config": config, "runs": len(runs), "detected_runs": len(detected),
+                     "correct_runs": sum(1 for r in detected if r["correct"]),
+                     "first_agreed_ms": pick("first_agreed_ms"), "last_agreed_ms": pick("last_agreed_ms"),
+                     "median_shrink_ms": pick("median_shrink_ms"), "max_shrink_ms": pick("max_shrink_ms"),
+                     "deadline_s": runs[0]["deadline_s"],
+                     "outcomes": sorted({r["outcome"] for r in runs})})
+    return rows
+
+
+def propagate_rows(records):
+    rows = []
+    sim = [r for r in records if r["source"] == "ftsim"]
+    for r in sim:
+        rows.append({"source": "ftsim", "n": r["n"], "f": 1, "propagator": r["propagator"],
+                     "first_ms": r["first_known_ms"], "last_ms": r["last_known_ms"],
+                     "msgs": r["notice_msgs_per_process_per_notice"], "runs": r["runs"],
+                     "eta_s": r["eta_s"], "delta_s": r["delta_s"], "detected_runs": r["runs"],
+                     "outcomes": []})
+    real = [r for r in records if r["source"] == "mpirun"]
+    for (n, f, prop), runs in sorted(_group(real, lambda r: (r["n"], r["f"], r["propagator"])).items()):
+        detected = [r for r in runs if r["detected"]]
+        rows.append({"source": "mpirun", "n": n, "f": f, "propagator": prop,
+                     "config": runs[0]["config"],
+                     "first_ms": median([r["first_known_ms"] for r in detected]),
+                     "last_ms": median([r["last_known_ms"] for r in detected]),
+                     "msgs": median([r["notice_msgs_per_process_per_notice"] for r in runs
+                                     if r["notice_msgs_per_process_per_notice"] is not None]),
+                     "runs": len(runs), "detected_runs": len(detected),
+                     "eta_s": runs[0]["eta_s"], "delta_s": runs[0]["delta_s"],
+                     "outcomes": sorted({r["outcome"] for r in runs})})
+    return rows
+
+
+def overhead_rows(records):
+    """Median per (label, test), and the ratio to the detector-off run of the
+    same install in the same repetition: median and spread of those ratios."""
+    by_key = _group(records, lambda r: (r["label"], r["test"]))
+    rows = []
+    for (label, test), runs in sorted(by_key.items()):
+        values = [r["value"] for r in runs]
+        baseline = runs[0]["baseline"]
+        ratios = []
+        if baseline:
+            base_by_rep = {r["rep"]: r["value"] for r in by_key.get((baseline, test), [])}
+            ratios = [r["value"] / base_by_rep[r["rep"]] for r in runs
+                      if base_by_rep.get(r["rep"])]
+        rows.append({"label": label, "config": runs[0]["config"], "eta_s": runs[0]["eta_s"],
+                     "test": test, "unit": runs[0]["unit"], "reps": len(runs),
+                     "median": median(values), "min": min(values), "max": max(values),
+                     "baseline": baseline, "ratio": median(ratios),
+                     "ratio_min": min(ratios) if ratios else None,
+                     "ratio_max": max(ratios) if ratios else None})
+    return rows
+
+
+def accuracy_rows(records):
+    rows = []
+    for config, runs in _group(records, lambda r: r["config"]).items():
+        clean = sorted(r["eta_s"] for r in runs if not r["false_failure"])
+        rows.append({"config": config, "smallest_clean_eta_s": clean[0] if clean else None,
+                     "tried": [(r["eta_s"], r["false_failure"], r["outcome"]) for r in runs],
+                     "largest_tried_eta_s": max(r["eta_s"] for r in runs),
+                     "np": runs[0]["np"], "cores": runs[0]["cores"], "compute_s": runs[0]["compute_s"]})
+    return rows
