@@ -41,8 +41,9 @@ def compile_program(source, out_dir, variant="ompi"):
     out_dir = Path(out_dir) / prefix(variant).name
     out_dir.mkdir(parents=True, exist_ok=True)
     exe = out_dir / Path(source).stem
-    if (not exe.exists() or exe.stat().st_mtime < Path(source).stat().st_mtime
-            or exe.stat().st_mtime < mpicc.stat().st_mtime):
+    # the program, the headers beside it, and the install it links against
+    inputs = [Path(source), mpicc, *Path(source).parent.glob("*.h")]
+    if not exe.exists() or exe.stat().st_mtime < max(p.stat().st_mtime for p in inputs):
         subprocess.run([str(mpicc), "-O2", "-Wall", "-o", str(exe), str(source)], check=True)
     return exe
 

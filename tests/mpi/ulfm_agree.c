@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ulfm_common.h"
+
 #define MAX_VICTIMS 64
 
 struct options {
@@ -39,13 +41,6 @@ struct options {
 
 static int world_rank = -1;
 static int deadline_s_for_alarm;
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void on_deadline(int sig)
 {
@@ -127,24 +122,6 @@ static long long read_injection_ns(const struct options *o)
     return t;
 }
 
-static void print_failed_group(MPI_Comm comm, char *out, size_t size)
-{
-    MPI_Group failed, world;
-    int count = 0;
-    MPIX_Comm_get_failed(comm, &failed);
-    MPI_Group_size(failed, &count);
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    size_t used = (size_t)snprintf(out, size, "[");
-    for (int i = 0; i < count && used < size; i++) {
-        int world_of_i;
-        MPI_Group_translate_ranks(failed, 1, &i, world, &world_of_i);
-        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", world_of_i);
-    }
-    if (used < size) snprintf(out + used, size - used, "]");
-    MPI_Group_free(&failed);
-    MPI_Group_free(&world);
-}
-
 static int survive(const struct options *o, long long t_interrupted)
 {
     int acked = 0, flag = 1, size;
@@ -157,7 +134,7 @@ static int survive(const struct options *o, long long t_interrupted)
         rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     } while (rc == MPIX_ERR_PROC_FAILED);
     long long t_agreed = now_ns();
-    print_failed_group(MPI_COMM_WORLD, failed, sizeof failed);
+    format_failed_group(failed, sizeof failed);
 
     MPI_Comm shrunk;
     rc = rc == MPI_SUCCESS ? MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk) : rc;

@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ulfm_common.h"
+
 #define MAX_VICTIMS 64
 
 enum phase { PHASE_IDLE, PHASE_RING, PHASE_ALLREDUCE, PHASE_AGREE, PHASE_SHRINK, PHASE_REVOKE };
@@ -78,13 +80,6 @@ struct interruption {
 
 static int world_rank = -1, world_size;
 static int deadline_s_for_alarm;
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void on_deadline(int sig)
 {
@@ -207,24 +202,6 @@ static long long read_injection_ns(const struct options *o)
         if (!first || t < first) first = t;
     if (f) fclose(f);
     return first;
-}
-
-static void format_failed_group(char *out, size_t size)
-{
-    MPI_Group failed, world;
-    int count = 0;
-    MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);
-    MPI_Group_size(failed, &count);
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    size_t used = (size_t)snprintf(out, size, "[");
-    for (int i = 0; i < count && used < size; i++) {
-        int world_of_i;
-        MPI_Group_translate_ranks(failed, 1, &i, world, &world_of_i);
-        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", world_of_i);
-    }
-    if (used < size) snprintf(out + used, size - used, "]");
-    MPI_Group_free(&failed);
-    MPI_Group_free(&world);
 }
 
 /* One ring step; `left` is MPI_ANY_SOURCE in the ring phase (see the top). */

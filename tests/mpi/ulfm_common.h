@@ -1,0 +1,44 @@
+/*
+ * Helpers shared by the ULFM test programs (ulfm_agree.c, ulfm_phases.c):
+ * one clock for every process of the machine, and the failed group of
+ * MPI_COMM_WORLD as a JSON list of world ranks. Header-only, so each program
+ * stays a single file that mpicc compiles as a user would.
+ */
+#ifndef ULFM_COMMON_H
+#define ULFM_COMMON_H
+
+#include <mpi.h>
+#include <mpi-ext.h>
+
+#include <stdio.h>
+#include <time.h>
+
+/* CLOCK_MONOTONIC is shared by every process of the machine, namespaces
+ * included, so injection and detection times compare across ranks. */
+static inline long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The failed group of MPI_COMM_WORLD as "[r1,r2,...]" in world ranks. */
+static inline void format_failed_group(char *out, size_t size)
+{
+    MPI_Group failed, world;
+    int count = 0;
+    MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);
+    MPI_Group_size(failed, &count);
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (int i = 0; i < count && used < size; i++) {
+        int world_of_i;
+        MPI_Group_translate_ranks(failed, 1, &i, world, &world_of_i);
+        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", world_of_i);
+    }
+    if (used < size) snprintf(out + used, size - used, "]");
+    MPI_Group_free(&failed);
+    MPI_Group_free(&world);
+}
+
+#endif
