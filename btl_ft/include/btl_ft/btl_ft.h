@@ -50,6 +50,8 @@ typedef struct btl_ft_config {
     size_t max_message_bytes;       /* 0 = default (4096) */
     const void *flag_handle;        /* this process's flag handle, <= 64 bytes */
     size_t flag_handle_length;
+    uint32_t probe_width;           /* predecessors probed at once when mending: 1 = off,
+                                       up to 8; 0 = the core's default */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {

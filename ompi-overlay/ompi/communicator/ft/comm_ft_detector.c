@@ -111,6 +111,7 @@ static int create_core(uint32_t self, uint32_t size)
         .max_message_bytes = max_message_bytes,
         .flag_handle = handle_length ? handle : NULL,
         .flag_handle_length = handle_length,
+        .probe_width = params.probe_width,
     };
     ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
     free(nodes); /* the core keeps its own copy */

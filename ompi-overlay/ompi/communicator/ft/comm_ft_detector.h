@@ -47,6 +47,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     int ring_order;  /* enum btl_ft_ring_order */
     int propagator;  /* enum btl_ft_propagator */
     uint64_t seed;
+    uint32_t probe_width;
 } ompi_comm_ft_detector_params_t;
 
 /* comm_ft_detector_params.c */
