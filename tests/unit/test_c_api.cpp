@@ -99,6 +99,9 @@ TEST(CApi, ErrorsNameTheField) {
     config = valid_config(4, 1);
     config.max_message_bytes = 100;
     expect_rejected(config, "config.max_message_bytes (100)");
+    config = valid_config(4, 1);
+    config.probe_width = 9;  // 0 means the core's default; 1..8 are taken as given
+    expect_rejected(config, "probe_width (9) must be in [1, 8]");
 }
 
 TEST(CApi, MissingCallbacksAreNamed) {
