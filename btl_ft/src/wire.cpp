@@ -89,24 +89,34 @@ private:
     status error_ = status::ok;
 };
 
-class writer {
+// The encodings every writer shares, over the writer's own byte(): one
+// growing into a vector, one filling a fixed array where nothing may allocate.
+template <typename Self>
+class encoder {
+public:
+    void header(msg_type type) {
+        self().byte(magic0);
+        self().byte(magic1);
+        self().byte(version);
+        self().byte(static_cast<std::uint8_t>(type));
+    }
+    void varint(std::uint32_t value) {
+        for (; value >= 0x80u; value >>= 7) self().byte(static_cast<std::uint8_t>(value | 0x80u));
+        self().byte(static_cast<std::uint8_t>(value));
+    }
+    void u64(std::uint64_t value) {
+        for (unsigned i = 0; i < 8; ++i) self().byte(static_cast<std::uint8_t>(value >> (8 * i)));
+    }
+
+private:
+    Self& self() { return static_cast<Self&>(*this); }
+};
+
+class writer : public encoder<writer> {
 public:
     explicit writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
 
     void byte(std::uint8_t value) { out_.push_back(std::byte{value}); }
-    void header(msg_type type) {
-        byte(magic0);
-        byte(magic1);
-        byte(version);
-        byte(static_cast<std::uint8_t>(type));
-    }
-    void varint(std::uint32_t value) {
-        while (value >= 0x80u) {
-            byte(static_cast<std::uint8_t>(value | 0x80u));
-            value >>= 7;
-        }
-        byte(static_cast<std::uint8_t>(value));
-    }
     void rank_list(std::span<const rank_t> ranks) {
         varint(static_cast<std::uint32_t>(ranks.size()));
         rank_t previous = 0;
@@ -173,25 +183,12 @@ void decode_body(reader& in, const limits& bounds, message& out) {
 }
 
 // A fixed-size little encoder for the messages that must not allocate.
-class array_writer {
+class array_writer : public encoder<array_writer> {
 public:
     explicit array_writer(std::span<std::byte> into) : into_(into) {}
     void byte(std::uint8_t value) {
         BTL_FT_ASSERT(at_ < into_.size(), "fixed-size message overflows its array");
         into_[at_++] = std::byte{value};
-    }
-    void header(msg_type type) {
-        byte(magic0);
-        byte(magic1);
-        byte(version);
-        byte(static_cast<std::uint8_t>(type));
-    }
-    void varint(std::uint32_t value) {
-        for (; value >= 0x80u; value >>= 7) byte(static_cast<std::uint8_t>(value | 0x80u));
-        byte(static_cast<std::uint8_t>(value));
-    }
-    void u64(std::uint64_t value) {
-        for (unsigned i = 0; i < 8; ++i) byte(static_cast<std::uint8_t>(value >> (8 * i)));
     }
     std::span<const std::byte> used() const { return into_.first(at_); }
 
