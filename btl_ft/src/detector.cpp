@@ -182,7 +182,10 @@ void detector::on_heartbeat_word(time_ns now, std::uint64_t word) {
 void detector::report_failure(time_ns now, rank_t rank) {
     call_guard guard(*state_);
     state& s = *state_;
-    if (s.stopped || rank >= s.config.size || rank == s.self() || !s.mark_failed(rank)) {
+    if (s.stopped || rank >= s.config.size || rank == s.self() || !s.mark_failed(now, rank)) {
+        return;
+    }
+    if (s.stop_if_cut_off()) {
         return;
     }
     s.fix_neighbours(now, true);

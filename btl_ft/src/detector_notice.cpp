@@ -97,9 +97,12 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     }
     std::vector<rank_t> fresh;
     for (const rank_t rank : msg.failed) {
-        if (mark_failed(rank)) {
+        if (mark_failed(now, rank)) {
             fresh.push_back(rank);
         }
+    }
+    if (stop_if_cut_off()) {
+        return;
     }
     bool learned = !fresh.empty();
     for (const rank_t rank : msg.departed) {

@@ -80,7 +80,7 @@ void detector::state::condemn_silent_probes(time_ns now, failed_batch& found) {
         if (slot.answered() || now < slot.deadline) {
             break;
         }
-        const bool added = mark_failed(slot.rank);
+        const bool added = mark_failed(now, slot.rank);
         BTL_FT_ASSERT(added, "a probed rank was already gone");
         found.add(slot.rank);
     }

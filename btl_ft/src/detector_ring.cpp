@@ -63,10 +63,13 @@ void detector::state::suspect_emitter(time_ns now) {
     BTL_FT_ASSERT(!alone(), "suspecting self");
     ++stats.suspicions;
     failed_batch found;
-    const bool added = mark_failed(emitter);
+    const bool added = mark_failed(now, emitter);
     BTL_FT_ASSERT(added, "the emitter was already known dead");
     found.add(emitter);
     condemn_silent_probes(now, found);
+    if (stop_if_cut_off()) {
+        return;
+    }
     fix_neighbours(now, true);
     broadcast(now, found.view());
     out.on_suspected(found.view());
@@ -205,9 +208,13 @@ void detector::state::declared_dead_self(rank_t told_by, const char* reason) {
 }
 
 // A departed rank left cleanly: a late claim that it failed is not reported.
-bool detector::state::mark_failed(rank_t rank) {
+bool detector::state::mark_failed(time_ns now, rank_t rank) {
     BTL_FT_ASSERT(rank != self(), "marking self failed");
-    return !departed.contains(rank) && dead.insert(rank);
+    if (departed.contains(rank) || dead.contains(rank)) {
+        return false;
+    }
+    count_failure(now);
+    return dead.insert(rank);
 }
 
 time_ns detector::state::next_deadline() const {

@@ -77,6 +77,12 @@ struct detector::state {
     std::array<probe_slot, max_probe_width - 1> probes{};
     std::size_t probe_count = 0;
     std::uint32_t probe_round = 0;
+    // The failure episode (failures less than episode_gap apart): the live
+    // processes when it began, the lowest of them, and how many it took.
+    time_ns episode_end = 0;
+    rank_t episode_live = 0;
+    rank_t episode_lowest = 0;
+    rank_t episode_failed = 0;
     detector_stats stats;
 
     // --- helpers (detector_ring.cpp) ---
@@ -97,7 +103,7 @@ struct detector::state {
     void answer_after_leave(rank_t from, std::span<const std::byte> bytes);
     void tell_dead(rank_t rank);
     void declared_dead_self(rank_t told_by, const char* reason);
-    bool mark_failed(rank_t rank);
+    bool mark_failed(time_ns now, rank_t rank);
     time_ns next_deadline() const;
 
     // --- probes (detector_probe.cpp) ---
@@ -107,6 +113,11 @@ struct detector::state {
     void condemn_silent_probes(time_ns now, failed_batch& found);
     void on_probe(rank_t from, const wire::message& msg);
     void on_probe_reply(rank_t from, const wire::message& msg);
+
+    // --- partitions (detector_quorum.cpp) ---
+    void count_failure(time_ns now);
+    bool cut_off() const;
+    bool stop_if_cut_off();
 
     // --- notices (detector_notice.cpp) ---
     // `suspects` also get a copy, so a falsely suspected process learns it.

@@ -1,13 +1,16 @@
 """ulfm_agree across emulated nodes, with one injected fault, as a test.
 
-  netns_scenario.py --kind none|crash|kill-ranks|kill-node|cut|cut-blackhole
-                    [--nodes 2] [--np 4] [--victims 3] [--variant ompi-stock]
+  netns_scenario.py --kind none|crash|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
+                    [--nodes 2] [--np 4] [--victims 3] [--variant ompi|ompi-stock]
                     [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
 
 crash: the victims kill themselves (SIGKILL). The node losses hit the last
-node from outside once its ranks compute: kill-ranks kills its MPI ranks,
+node from outside once its ranks compute: stop-ranks stops its MPI ranks
+(SIGSTOP: a hung node), kill-ranks kills them,
 kill-node every process in it (prted too), cut and cut-blackhole isolate it
-silently (see nodes.cut_link). Checks are scenario.py's. --expect report
+silently (see nodes.cut_link). Checks are scenario.py's, plus for a cut: the
+cut node's ranks have stopped (they must not go on as a second set of
+survivors) a few seconds after the cut. --expect report
 prints what happened without failing on it (a fault the build under test is
 not expected to survive). Exit 77 (ctest: skipped) when namespaces cannot be
 made or the build has no mpirun.
@@ -23,7 +26,7 @@ import nodes
 import scenario
 from nodes import harness
 
-EXTERNAL = ("kill-ranks", "kill-node", "cut", "cut-blackhole")
+EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole")
 
 
 def parse():
@@ -32,7 +35,7 @@ def parse():
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--np", type=int, default=4)
     p.add_argument("--victims", default=None, help="crash only; default: the last rank")
-    p.add_argument("--variant", default="ompi-stock", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
+    p.add_argument("--variant", default="ompi", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
     p.add_argument("--expect", choices=["pass", "report"], default="pass")
     p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
     p.add_argument("--slack-s", type=int, default=30, help="mpirun's bound is deadline + slack")
@@ -84,7 +87,9 @@ class Injector(threading.Thread):
         Path(self.inject_file).write_text(f"{time.monotonic_ns()}\n")
         self.notes["injected_after_s"] = round(time.monotonic() - start, 2)
         kind = self.args.kind
-        if kind == "kill-ranks":
+        if kind == "stop-ranks":
+            self.notes["stopped_ranks"] = nodes.stop_ranks(self.node, self.exe)
+        elif kind == "kill-ranks":
             self.notes["killed_ranks"] = nodes.kill_ranks(self.node, self.exe)
         elif kind == "kill-node":
             self.notes["killed_ranks"] = nodes.kill_node(self.node, self.exe)
@@ -92,6 +97,8 @@ class Injector(threading.Thread):
             nodes.cut_link(self.node, "blackhole" if kind == "cut-blackhole" else "down")
             time.sleep(max(1, self.args.deadline_s - 3))   # ranks give up at deadline_s
             self.notes["counter_deltas"] = _deltas(before, namespaces)
+            # the cut side must have stopped (fenced) by now, not carried on
+            self.notes["cut_side_running"] = sorted(nodes.rank_processes(self.node, self.exe).values())
 
 
 def _deltas(before, namespaces):
@@ -188,6 +195,9 @@ def main():
                 for p in scenario.check(check_args, run, victims)]
     if "error" in notes:
         problems.insert(0, notes["error"])
+    if notes.get("cut_side_running"):
+        problems.append(f"ranks {notes['cut_side_running']} of the cut node still ran "
+                        f"{max(1, args.deadline_s - 3)} s after the cut: a second set of survivors")
     if notes.get("killed_ranks") not in (None, victims):
         problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
     for r in run.records:

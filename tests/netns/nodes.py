@@ -103,7 +103,13 @@ def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, ex
               "--prtemca", "plm_ssh_agent", HERE / "agent.sh",
               # every prted a child of mpirun: a lost node takes no other with it
               "--prtemca", "plm_ssh_no_tree_spawn", "1",
-              "--prtemca", "oob_tcp_if_include", SUBNET]
+              "--prtemca", "oob_tcp_if_include", SUBNET,
+              # a daemon cut off silently is given up after 1 + 1 * 3 s
+              # (patch 0011 bounds data in flight the same way), so mpirun
+              # ends once the survivors have finished
+              "--prtemca", "oob_tcp_keepalive_time", "1",
+              "--prtemca", "oob_tcp_keepalive_intvl", "1",
+              "--prtemca", "oob_tcp_keepalive_probes", "3"]
     cmd = harness.mpirun_command(np, program_args, mca=mca, variant=variant,
                                  extra=[str(a) for a in spread] + list(extra))
     return in_namespace(HEAD, cmd)
@@ -182,6 +188,18 @@ def _kill_until_empty(select):
                 pass
         killed.update(pids)
     return killed
+
+
+def stop_ranks(node, program):
+    """SIGSTOP every rank of program on node at once: a hung node whose
+    daemon still answers. Returns the world ranks stopped."""
+    procs = rank_processes(node, program)
+    for pid in procs:
+        try:
+            os.kill(pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            pass
+    return sorted(procs.values())
 
 
 def kill_ranks(node, program):

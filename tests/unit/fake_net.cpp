@@ -53,6 +53,7 @@ fake_net::fake_net(net_options options) : random_(options.seed), options_(std::m
         config.propagator = options_.propagator;
         config.max_message_bytes = options_.max_message_bytes;
         config.probe_width = options_.probe_width;
+        config.quorum = options_.quorum;
         nodes_.back()->core = std::make_unique<detector>(config, ring_, *nodes_.back(), *nodes_.back());
     }
 }
@@ -72,6 +73,9 @@ time_ns fake_net::delay() {
 }
 
 void fake_net::post(event item) {
+    if (!cut_side_.empty() && cut_side_[item.from] != cut_side_[item.to]) {
+        return;  // lost in the partition, silently
+    }
     item.order = order_++;
     queue_.push(std::move(item));
 }
@@ -135,6 +139,13 @@ void fake_net::run_until(time_ns end) {
 void fake_net::crash(rank_t rank) { nodes_[rank]->is_crashed = true; }
 void fake_net::hang(rank_t rank, time_ns until) { nodes_[rank]->hung_until = until; }
 void fake_net::lose_words_to(rank_t rank, time_ns until) { nodes_[rank]->deaf_until = until; }
+
+void fake_net::cut_off(const std::vector<rank_t>& side) {
+    cut_side_.assign(nodes_.size(), false);
+    for (const rank_t rank : side) {
+        cut_side_.at(rank) = true;
+    }
+}
 detector& fake_net::at(rank_t rank) { return *nodes_[rank]->core; }
 bool fake_net::crashed(rank_t rank) const { return nodes_[rank]->is_crashed; }
 const std::vector<failure_seen>& fake_net::failures_seen_by(rank_t rank) const { return nodes_[rank]->seen; }

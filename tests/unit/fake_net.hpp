@@ -37,6 +37,7 @@ struct net_options {
     time_ns max_delay_ns = 1 * ms;
     std::size_t max_message_bytes = 4096;
     std::uint32_t probe_width = detector_config{}.probe_width;
+    bool quorum = false;
 };
 
 struct failure_seen {
@@ -58,6 +59,9 @@ public:
     void crash(rank_t rank);                     // stops for good, silently
     void hang(rank_t rank, time_ns until);       // like SIGSTOP: input waits, no timers
     void lose_words_to(rank_t rank, time_ns until);  // its heartbeat flag writes are lost
+    // From now on nothing crosses between `side` and the other processes
+    // (a silent network partition); both sides keep running.
+    void cut_off(const std::vector<rank_t>& side);
 
     detector& at(rank_t rank);
     const ring& ring_order() const { return *ring_; }
@@ -106,6 +110,7 @@ private:
     time_ns now_ = 0;
     std::uint64_t order_ = 0;
     std::uint64_t messages_sent_ = 0;
+    std::vector<bool> cut_side_;  // empty: no partition
 };
 
 }  // namespace btl_ft::testing

@@ -52,6 +52,8 @@ typedef struct btl_ft_config {
     size_t flag_handle_length;
     uint32_t probe_width;           /* predecessors probed at once when mending: 1 = off,
                                        up to 8; 0 = the core's default */
+    int quorum;                     /* nonzero: a process cut off from at least half of
+                                       the processes stops instead of carrying on */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {

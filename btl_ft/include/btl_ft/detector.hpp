@@ -80,6 +80,13 @@ struct detector_config {
     // floor(log2 size)), the failures the notice overlay tolerates anyway;
     // 1 turns probing off. At most max_probe_width.
     std::uint32_t probe_width = 8;
+    // A process that loses contact with at least half of the processes
+    // alive when the failures began (exactly half: without the lowest of
+    // them) stops, declared dead by itself, instead of reporting them
+    // failed: a node cut off from the rest must not go on as a second set
+    // of survivors. Off by default in the core (the simulator studies
+    // failures, not partitions); the MPI shim turns it on.
+    bool quorum = false;
 };
 
 // Each detector holds max_probe_width - 1 probe slots of 16 bytes: kept

@@ -14,7 +14,7 @@
  * finalize) and binds the core to the rest of Open MPI: it builds the core's
  * configuration from the MCA variables and the runtime (ranks, nodes), turns
  * the core's conclusions into ULFM state exactly as upstream's detector did
- * (ompi_errhandler_proc_failed_internal), fences what this process itself
+ * (ompi_errhandler_proc_failed_internal, from opal_progress), fences what this process itself
  * observed failing (PMIx job control), and feeds every failure ULFM learns
  * elsewhere back into the core (ompi_comm_failure_detector_proc_failed, called
  * from the error handler).
@@ -112,6 +112,7 @@ static int create_core(uint32_t self, uint32_t size)
         .flag_handle = handle_length ? handle : NULL,
         .flag_handle_length = handle_length,
         .probe_width = params.probe_width,
+        .quorum = params.quorum,
     };
     ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
     free(nodes); /* the core keeps its own copy */
@@ -219,14 +220,18 @@ static void fence(ompi_proc_t *proc)
     }
 }
 
+static ompi_proc_t *world_peer(uint32_t rank)
+{
+    if (rank >= world_size || rank == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        return NULL;
+    }
+    return ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
+}
+
 void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
 {
-    ompi_proc_t *proc;
+    ompi_proc_t *proc = world_peer(rank);
 
-    if (rank >= world_size || rank == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
-        return;
-    }
-    proc = ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
     if (NULL == proc) {
         return;
     }
@@ -235,6 +240,15 @@ void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
                         was_observing ? "suspected by its observer" : "notice");
     if (was_observing && params.fence && ompi_proc_is_active(proc)) {
         fence(proc);
+    }
+}
+
+void ompi_comm_ft_detector_tell_ulfm(uint32_t rank)
+{
+    ompi_proc_t *proc = world_peer(rank);
+
+    if (NULL == proc) {
+        return;
     }
     /* forward = false: the core spreads the notice, and the fence tells the
      * runtime. Upstream's forward also notifies the local PMIx clients, which
@@ -253,9 +267,14 @@ void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reas
     char *message;
 
     snprintf(told_by_text, sizeof(told_by_text), "%u", told_by);
-    message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "declared-dead", true,
-                                    OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), told_by_text,
-                                    NULL == reason ? "(no reason given)" : reason);
+    if (told_by == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+        message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "cut-off", true,
+                                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME));
+    } else {
+        message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "declared-dead", true,
+                                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), told_by_text,
+                                        NULL == reason ? "(no reason given)" : reason);
+    }
     if (NULL != message) {
         fputs(message, stderr);
         free(message);

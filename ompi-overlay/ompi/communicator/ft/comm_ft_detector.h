@@ -48,6 +48,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     int propagator;  /* enum btl_ft_propagator */
     uint64_t seed;
     uint32_t probe_width;
+    bool quorum;
 } ompi_comm_ft_detector_params_t;
 
 /* comm_ft_detector_params.c */
@@ -83,9 +84,11 @@ void ompi_comm_ft_driver_finalize(void);
 void ompi_comm_ft_driver_report(uint32_t rank);
 void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length);
 
-/* comm_ft_detector.c: where the core's conclusions go (called with the core
- * lock held, from the driver). */
+/* comm_ft_detector.c: where the core's conclusions go. failed() and
+ * declared_dead_self() run with the core lock held, from the driver;
+ * tell_ulfm() runs from opal_progress, with no lock of ours held. */
 void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing);
+void ompi_comm_ft_detector_tell_ulfm(uint32_t rank);
 void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason);
 
 END_C_DECLS

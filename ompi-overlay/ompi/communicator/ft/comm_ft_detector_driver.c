@@ -24,6 +24,11 @@
  * heartbeats by tens of milliseconds. Without the thread, the same step runs
  * from an opal_progress callback whenever the application is inside MPI.
  *
+ * The core's conclusions reach ULFM from a progress callback, never from the
+ * detector thread: ULFM's failure handling (the agreement's bookkeeping
+ * above all) expects to run where the BTL error callbacks run, inside
+ * opal_progress, and raced the application's own agreement otherwise.
+ *
  * Rejected: calling the core straight from the AM callback or the ULFM hook.
  * Those run with BTL or PML locks held, while the core's callbacks send through
  * the BTL; queueing keeps the core lock outermost and free of lock-order cycles.
@@ -49,6 +54,13 @@
 
 #define NS_PER_S 1000000000LL
 #define PROGRESS_INTERVAL_NS 1000000LL /* 1 ms */
+
+/* ranks, each at most once until popped; guarded by queue_lock */
+typedef struct rank_queue_t {
+    uint32_t *ranks;
+    bool *pending;
+    size_t count;
+} rank_queue_t;
 
 typedef struct ompi_comm_ft_inbox_item_t {
     struct ompi_comm_ft_inbox_item_t *next;
@@ -77,9 +89,9 @@ static bool accepting = false;
 static opal_atomic_int32_t queued = 0;
 static ompi_comm_ft_inbox_item_t *inbox_head = NULL;
 static ompi_comm_ft_inbox_item_t **inbox_tail = &inbox_head;
-static uint32_t *reports = NULL; /* each rank at most once, see report_pending */
-static bool *report_pending = NULL;
-static size_t report_count = 0;
+static rank_queue_t reports = {NULL, NULL, 0};     /* failures ULFM learnt, for the core */
+static rank_queue_t to_ulfm = {NULL, NULL, 0};     /* failures the core found, for ULFM */
+static opal_atomic_int32_t to_ulfm_queued = 0;
 static uint32_t world_size = 0;
 
 static bool use_thread = false;
@@ -103,12 +115,37 @@ static int64_t now_ns(void)
  * The core's sink; runs inside a core call, core lock held.
  */
 
+static bool rank_queue_push(rank_queue_t *queue, uint32_t rank)
+{
+    if (rank >= world_size || queue->pending[rank]) {
+        return false;
+    }
+    queue->pending[rank] = true;
+    queue->ranks[queue->count++] = rank;
+    return true;
+}
+
+static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank)
+{
+    if (0 == queue->count) {
+        return false;
+    }
+    *rank = queue->ranks[--queue->count];
+    queue->pending[*rank] = false;
+    return true;
+}
+
 static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
         bool observed = ranks[i] == observed_emitter || suspected_here[ranks[i]];
         suspected_here[ranks[i]] = false;
         ompi_comm_ft_detector_failed(ranks[i], observed);
+        pthread_mutex_lock(&queue_lock);
+        if (accepting && rank_queue_push(&to_ulfm, ranks[i])) {
+            to_ulfm_queued = 1;
+        }
+        pthread_mutex_unlock(&queue_lock);
     }
 }
 
@@ -136,12 +173,10 @@ static void drain_reports(int64_t now)
 
     for (;;) {
         pthread_mutex_lock(&queue_lock);
-        if (0 == report_count) {
+        if (!rank_queue_pop(&reports, &rank)) {
             pthread_mutex_unlock(&queue_lock);
             return;
         }
-        rank = reports[--report_count];
-        report_pending[rank] = false;
         pthread_mutex_unlock(&queue_lock);
         observed_emitter = btl_ft_emitter(core);
         btl_ft_report_failure(core, now, rank);
@@ -245,6 +280,29 @@ static void *driver_thread_main(opal_object_t *object)
     return OPAL_THREAD_CANCELLED;
 }
 
+/* Runs in whichever thread progresses; one rank per pop, so a nested
+ * opal_progress inside ULFM's handling finds a consistent queue. */
+static int deliver_to_ulfm_cb(void)
+{
+    uint32_t rank;
+    int delivered = 0;
+
+    if (0 == to_ulfm_queued) {
+        return 0;
+    }
+    for (;;) {
+        pthread_mutex_lock(&queue_lock);
+        if (!rank_queue_pop(&to_ulfm, &rank)) {
+            to_ulfm_queued = 0;
+            pthread_mutex_unlock(&queue_lock);
+            return delivered;
+        }
+        pthread_mutex_unlock(&queue_lock);
+        ompi_comm_ft_detector_tell_ulfm(rank);
+        ++delivered;
+    }
+}
+
 static int driver_progress_cb(void)
 {
     int64_t now = now_ns();
@@ -274,9 +332,7 @@ static void wake_locked(void)
 void ompi_comm_ft_driver_report(uint32_t rank)
 {
     pthread_mutex_lock(&queue_lock);
-    if (accepting && rank < world_size && !report_pending[rank]) {
-        report_pending[rank] = true;
-        reports[report_count++] = rank;
+    if (accepting && rank_queue_push(&reports, rank)) {
         wake_locked();
     }
     pthread_mutex_unlock(&queue_lock);
@@ -311,13 +367,26 @@ void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, siz
     pthread_mutex_unlock(&queue_lock);
 }
 
-static void free_report_queue(void)
+static bool rank_queue_alloc(rank_queue_t *queue)
 {
-    free(reports);
-    free(report_pending);
+    queue->ranks = calloc(world_size, sizeof(*queue->ranks));
+    queue->pending = calloc(world_size, sizeof(*queue->pending));
+    queue->count = 0;
+    return NULL != queue->ranks && NULL != queue->pending;
+}
+
+static void rank_queue_free(rank_queue_t *queue)
+{
+    free(queue->ranks);
+    free(queue->pending);
+    *queue = (rank_queue_t){NULL, NULL, 0};
+}
+
+static void free_rank_queues(void)
+{
+    rank_queue_free(&reports);
+    rank_queue_free(&to_ulfm);
     free(suspected_here);
-    reports = NULL;
-    report_pending = NULL;
     suspected_here = NULL;
     world_size = 0;
 }
@@ -334,7 +403,9 @@ static void discard_queues(void)
     }
     inbox_head = NULL;
     inbox_tail = &inbox_head;
-    report_count = 0;
+    reports.count = 0;
+    to_ulfm.count = 0;
+    to_ulfm_queued = 0;
     queued = 0;
     pthread_mutex_unlock(&queue_lock);
 }
@@ -358,15 +429,13 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
     pthread_condattr_t attr;
 
     world_size = config->size;
-    reports = calloc(world_size, sizeof(*reports));
-    report_pending = calloc(world_size, sizeof(*report_pending));
     suspected_here = calloc(world_size, sizeof(*suspected_here));
-    if (NULL == reports || NULL == report_pending || NULL == suspected_here) {
-        free_report_queue();
+    if (!rank_queue_alloc(&reports) || !rank_queue_alloc(&to_ulfm) || NULL == suspected_here) {
+        free_rank_queues();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     if (0 != btl_ft_create(config, &callbacks, &core, error, error_length)) {
-        free_report_queue();
+        free_rank_queues();
         return OMPI_ERR_BAD_PARAM;
     }
     pthread_condattr_init(&attr);
@@ -399,6 +468,9 @@ int ompi_comm_ft_driver_start(void)
     pthread_mutex_unlock(&core_lock);
 
     stopping = false;
+    if (OPAL_SUCCESS != (ret = opal_progress_register(deliver_to_ulfm_cb))) {
+        return ret;
+    }
     if (use_thread) {
         OBJ_CONSTRUCT(&driver_thread, opal_thread_t);
         driver_thread.t_run = driver_thread_main;
@@ -410,6 +482,9 @@ int ompi_comm_ft_driver_start(void)
         ret = opal_progress_register(driver_progress_cb);
     }
     running = (OPAL_SUCCESS == ret);
+    if (!running) {
+        opal_progress_unregister(deliver_to_ulfm_cb);
+    }
     return ret;
 }
 
@@ -433,6 +508,7 @@ void ompi_comm_ft_driver_finalize(void)
         } else {
             opal_progress_unregister(driver_progress_cb);
         }
+        opal_progress_unregister(deliver_to_ulfm_cb);
         running = false;
     }
     discard_queues();
@@ -450,5 +526,5 @@ void ompi_comm_ft_driver_finalize(void)
     pthread_mutex_unlock(&core_lock);
 
     pthread_cond_destroy(&queue_cond);
-    free_report_queue();
+    free_rank_queues();
 }

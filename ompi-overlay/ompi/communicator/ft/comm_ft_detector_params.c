@@ -47,10 +47,8 @@ static double detector_timeout = 1.0;
 static char *detector_ring_order = "node";
 static char *detector_propagator = "hba";
 static uint64_t detector_seed = 0x62746c5f6674ULL; /* "btl_ft" */
-/* Off by default until understood: when every rank of an emulated node was
- * killed, a live survivor was lost in 10 of 21 runs with probing on and in
- * 1 of 10 with it off (tests/netns, kill-ranks). */
-static unsigned int detector_probe_width = 1;
+static unsigned int detector_probe_width = 8;
+static bool detector_quorum = true;
 
 /* first variable whose value Open MPI itself rejected at registration */
 static const char *rejected_variable = NULL;
@@ -99,15 +97,22 @@ int ompi_comm_ft_detector_params_register(void)
                       "Ask the runtime (PMIx job control) to kill a process this process "
                       "declared failed, so a hung process cannot come back",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_fence);
+    register_variable("detector_quorum",
+                      "A process that loses contact with at least half of the processes at "
+                      "once (exactly half: without the lowest rank among them) stops instead "
+                      "of going on, so that a node cut off from the network never carries on "
+                      "as a second set of survivors. Turn off only for applications that must "
+                      "survive the simultaneous crash of half of their processes",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_quorum);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
                       "shuffle); must be the same in every process",
                       MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_9, &detector_seed);
     register_variable("detector_probe_width",
                       "Predecessors checked at once when the ring is mended after a failure "
-                      "(1 = one at a time, as in seed 002; up to 8): with k > 1 a row of up to "
-                      "k stopped neighbours is found in about 3 timeouts instead of 2k+1 "
-                      "(experimental)",
+                      "(1 = one at a time, as in seed 002; up to 8, and never more than "
+                      "log2 of the job size): a row of up to k stopped neighbours is found in "
+                      "about 3 timeouts instead of 2k+1",
                       MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_9, &detector_probe_width);
 
     opal_asprintf(&ring_order_help,
@@ -204,6 +209,7 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
         return show_invalid("mpi_ft_detector_probe_width", shown, "a whole number from 1 to 8");
     }
     params->probe_width = detector_probe_width;
+    params->quorum = detector_quorum;
 
     if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", detector_period,
                                              &params->period_ns))
