@@ -154,12 +154,61 @@ def scale_section():
             + "\n\n![scale](results/scale.png)")
 
 
+def node_cell(runs):
+    if not runs:
+        return "–"
+    detected = [r for r in runs if r["detected"]]
+    partial = [r for r in runs if not r["detected"] and r["survivors_reported"]]
+    if not detected and partial:
+        worst = min(partial, key=lambda r: r["survivors_reported"])
+        text = (f"{worst['survivors_reported']} of {worst['survivors_expected']} survivors agreed"
+                + ("" if all(r["correct"] for r in partial) else " (wrong set)"))
+    elif not detected:
+        text = f"not detected within {runs[0]['deadline_s']} s"
+    else:
+        text = (f"{fmt(common.median([r['first_agreed_ms'] for r in detected]))} / "
+                f"{fmt(common.median([r['last_agreed_ms'] for r in detected]))}")
+        if len(detected) < len(runs):
+            text += f" ({len(detected)} of {len(runs)} runs)"
+        if not all(r["correct"] for r in detected):
+            text += " (wrong set)"
+    ends = sorted({"aborted" if "aborted the job" in r["outcome"] else
+                   "killed at bound" if r["timed_out"] else f"exit {r['returncode']}" for r in runs})
+    text += "; mpirun " + ", ".join(ends)
+    if any(r.get("cut_side_running") for r in runs):
+        text += "; cut-off ranks still running"
+    return text
+
+
+def node_section():
+    records = common.read_jsonl("node")
+    skipped = [r for r in records if "skipped" in r]
+    if skipped:
+        return f"Skipped: {skipped[0]['skipped']}."
+    if not records:
+        return "No results (benchmarks/node/run_node.py)."
+    configs = list(common.CONFIGS)
+    keys = sorted({(r["eta_s"], r["loss"]) for r in records})
+    rows = [[f"{eta * 1e3:g}", loss] +
+            [node_cell([r for r in records if (r["eta_s"], r["loss"], r["config"]) == (eta, loss, c)])
+             for c in configs] for eta, loss in keys]
+    n = records[0]
+    return (table(["η ms", "node lost by"] + [f"{c}: first / last ms" for c in configs], rows)
+            + f"\n\n{n['n']} ranks on {n['nodes']} emulated nodes (network namespaces, tests/netns); "
+            "node 1 (ranks 2, 3) lost once the ranks compute: `kill-node` kills everything on it, "
+            "its PRRTE daemon too; `cut` takes its link down silently. Median over repetitions of "
+            "the time from the loss to the return of `MPIX_Comm_agree`, first / last survivor, and "
+            "how mpirun ended (`aborted`: PRRTE took the job down on losing the daemon). δ = 5η; "
+            "PRRTE's TCP keepalive gives up on a silent daemon after 4 s in these runs.")
+
+
 def main():
     run_file = common.RESULTS / "run.json"
     info = json.loads(run_file.read_text()) if run_file.exists() else {}
     sections = [
         ("Machine and run", machine_section(info)),
         ("Agreement after a failure (agree_after_failure)", agree_section()),
+        ("Agreement after a node loss (agree_after_failure, kind node)", node_section()),
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
         ("Accuracy under oversubscription", accuracy_section()),
