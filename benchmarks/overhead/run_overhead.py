@@ -61,7 +61,8 @@ def run_one(sink, label, config, eta, baseline, rep):
 
 def main(argv):
     options = parse(argv)
-    reps = options.reps or (3 if options.quick else 6)
+    # quick: 2 repetitions keep `make bench-quick` within its 10 minutes
+    reps = options.reps or (2 if options.quick else 6)
     sink = common.JsonLines("overhead")
     rows = configurations()
     for rep in range(reps):
