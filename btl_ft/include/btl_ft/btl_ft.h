@@ -30,7 +30,8 @@ typedef struct btl_ft_callbacks {
     void (*observer_handle)(void *context, uint32_t observer, const void *handle, size_t length);
     /* ranks newly known to have failed; each rank is reported once */
     void (*failed)(void *context, const uint32_t *ranks, size_t count);
-    /* this process was declared dead by others and must stop */
+    /* this process was declared dead by others, or (told_by == self, with
+     * quorum on) is cut off with the smaller part of the job: it must stop */
     void (*declared_dead_self)(void *context, uint32_t told_by, const char *reason);
     /* optional (may be NULL): called just before `failed` for the ranks this
      * process declared failed itself (it observed them): where to fence */

@@ -49,7 +49,9 @@ public:
 
 // Where conclusions go. on_failed() is called once per newly known failed
 // rank set (never twice for one rank); on_declared_dead_self() when this
-// process learns that others consider it dead: it must stop talking.
+// process learns that others consider it dead, or (told_by == self, with
+// detector_config::quorum) finds itself cut off with the smaller part of the
+// job: either way it must stop talking.
 class sink {
 public:
     virtual ~sink() = default;

@@ -14,10 +14,10 @@
  * finalize) and binds the core to the rest of Open MPI: it builds the core's
  * configuration from the MCA variables and the runtime (ranks, nodes), turns
  * the core's conclusions into ULFM state exactly as upstream's detector did
- * (ompi_errhandler_proc_failed_internal, from opal_progress), fences what this process itself
- * observed failing (PMIx job control), and feeds every failure ULFM learns
- * elsewhere back into the core (ompi_comm_failure_detector_proc_failed, called
- * from the error handler).
+ * (ompi_errhandler_proc_failed_internal, from opal_progress), fences what
+ * this process itself observed failing (PMIx job control), and feeds every
+ * failure ULFM learns elsewhere back into the core
+ * (ompi_comm_failure_detector_proc_failed, called from the error handler).
  *
  * Upstream's own detector (rank-order ring over the rbcast tag, one failure
  * per message, a busy-polling thread) is gone; the reliable broadcast it shared
