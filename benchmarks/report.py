@@ -35,7 +35,15 @@ def machine_section(info):
             f"({m.get('cpu_model', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel', '?')}, "
             f"host {m.get('hostname', '?')}.\n\nTotal {info.get('total_seconds', 0):.0f} s "
             f"(of which {info.get('lock_wait_seconds', 0):.0f} s waiting for other users' MPI runs): "
-            f"{stages}. Simulator: `{info.get('ftsim')}`.")
+            f"{stages}. Simulator: `{info.get('ftsim')}`.\n\n" + transport_line(info))
+
+
+def transport_line(info):
+    t = info.get("transport")
+    if not t:
+        return "Transport: Open MPI's own choice (sm between ranks of one host, tcp between emulated nodes)."
+    settings = " ".join(f"`--mca {k} {v}`" for k, v in t["mca"].items())
+    return f"Transport: `BTL={t['name']}`, every job run with {settings}."
 
 
 def cell_text(c):

@@ -25,6 +25,12 @@ import common
 HERE = Path(__file__).resolve().parent
 
 
+def harness_transport():
+    """BTL=... (tests/mpi/harness.py): the transport every job was restricted to."""
+    name = common.harness.selected_transport()
+    return {"name": name, "mca": common.harness.transport_mca(name)} if name else None
+
+
 def machine():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                platform.processor() or "unknown")
@@ -78,7 +84,8 @@ def main(argv):
     options = p.parse_args(argv)
     common.RESULTS.mkdir(parents=True, exist_ok=True)
     info = {"mode": "quick" if options.quick else "full", "machine": machine(),
-            "ftsim": str(common.ftsim_path()), "stages": []}
+            "ftsim": str(common.ftsim_path()), "stages": [],
+            "transport": harness_transport()}
     if not options.only:
         (common.RESULTS / "lock_waits.jsonl").unlink(missing_ok=True)
     start = time.monotonic()

@@ -48,12 +48,40 @@ def compile_program(source, out_dir, variant="ompi"):
     return exe
 
 
+# The transports a job can be restricted to (README, "Transports"): the MCA
+# settings a user needs for each. `BTL=uct make test` (or bench) runs every
+# job that does not choose its BTL itself over that transport.
+TRANSPORTS = ("sm", "tcp", "uct", "ofi")
+
+
+def transport_mca(name):
+    if name in ("sm", "tcp"):
+        return {"btl": f"{name},self"}
+    if name == "uct":
+        # UCX's shared memory: sysv for messages, cma for puts (no InfiniBand
+        # here; UCX's tcp does not survive a crash, see README "Transports")
+        return {"btl": "uct,self", "btl_uct_memory_domains": "sysv,cma"}
+    if name == "ofi":
+        # two-sided as well (ob1 needs send), one named provider
+        return {"btl": "ofi,self", "btl_ofi_mode": 2,
+                "btl_ofi_provider_include": os.environ.get("OFI_PROVIDER", "sockets")}
+    raise ValueError(f"unknown transport '{name}' (expected one of {', '.join(TRANSPORTS)})")
+
+
+def selected_transport():
+    """The transport named by the BTL environment variable, or None."""
+    return os.environ.get("BTL") or None
+
+
 def mpirun_command(np, program_args, mca=None, variant="ompi", extra=()):
     cmd = [str(prefix(variant) / "bin" / "mpirun"), "--with-ft", "ulfm", "-np", str(np),
            "--oversubscribe", "--bind-to", "none"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    for key, value in (mca or {}).items():
+    mca = dict(mca or {})
+    if "btl" not in mca and selected_transport():
+        mca = {**transport_mca(selected_transport()), **mca}
+    for key, value in mca.items():
         cmd += ["--mca", key, str(value)]
     return cmd + list(extra) + [str(a) for a in program_args]
 

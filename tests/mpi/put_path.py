@@ -1,8 +1,8 @@
 """Shows which path carried the heartbeats over one BTL, as a pass/fail test.
 
-  put_path.py --btl sm|tcp [--am]
+  put_path.py --btl sm|tcp|uct|ofi [--am]
 
-Runs a failure-free job restricted to `--btl` (plus self) with the detector
+Runs a failure-free job restricted to `--btl` (harness.transport_mca) with the detector
 at η = 10 ms and reads each rank's finalize report (mpi_ft_verbose 5):
   btl_ft: heartbeats: N by BTL put (M completed), K by active message; W new words ...
 With puts (the default) every rank must have put through BTL, had its puts
@@ -23,12 +23,12 @@ NP = 4
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--btl", required=True)
+    p.add_argument("--btl", required=True, choices=harness.TRANSPORTS)
     p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
     args = p.parse_args()
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
                                   harness.ROOT / "build" / "tests" / "bin")
-    mca = {"btl": f"{args.btl},self", "mpi_ft_verbose": 5,
+    mca = {**harness.transport_mca(args.btl), "mpi_ft_verbose": 5,
            "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
            "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
     run = harness.run(harness.mpirun_command(NP, [exe, "--kind", "none", "--inject-after-ms", 1500],

@@ -25,6 +25,8 @@ def parse():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--name", default=None, help="label for the results file")
     p.add_argument("--compute-s", type=float, default=0, help="compute without MPI calls first")
+    p.add_argument("--transport", choices=harness.TRANSPORTS, default=None,
+                   help="restrict the job to this BTL (default: $BTL, else Open MPI's choice)")
     return p.parse_args()
 
 
@@ -61,6 +63,8 @@ def main():
     args = parse()
     victims = [int(v) for v in args.victims.split(",")] if args.kind != "none" else []
     mca = dict(kv.split("=", 1) for kv in args.mca)
+    if args.transport:
+        mca = {**harness.transport_mca(args.transport), **mca}
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
                                   harness.ROOT / "build" / "tests" / "bin")
     inject = harness.inject_file()

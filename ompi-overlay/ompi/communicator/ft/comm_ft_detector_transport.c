@@ -13,7 +13,7 @@
  *
  * The observer owns one 64-bit flag word, registered once with every BTL module
  * that needs registration, and read with a plain load by the driver. Its handle
- * (address, the hash of the registering BTL component, the registration bytes)
+ * (address, the identity of the registering BTL module, the registration bytes)
  * travels inside the core's NEWOBSERVER message; the emitter resolves its put
  * path to the observer from that handle and deposits each heartbeat word with
  * btl_put, so heartbeats need no progress at the observer (sm single copy, uct,
@@ -100,15 +100,29 @@ static uint64_t flag_words_seen = 0;
 static uint64_t last_flag_word = 0;
 static const char *put_btl_name = NULL;
 
-static uint32_t component_hash(const mca_btl_base_module_t *btl)
+/* Names a BTL module alike in every process: its component and its place
+ * among that component's modules (uct opens one module per memory domain,
+ * each with its own registration keys). */
+static uint32_t module_identity(const mca_btl_base_module_t *btl)
 {
     const char *name = btl->btl_component->btl_version.mca_component_name;
     uint32_t hash = 2166136261u; /* FNV-1a */
+    uint32_t ordinal = 0;
+    mca_btl_base_selected_module_t *selected;
 
     for (; '\0' != *name; ++name) {
         hash = (hash ^ (uint8_t) *name) * 16777619u;
     }
-    return hash;
+    OPAL_LIST_FOREACH (selected, &mca_btl_base_modules_initialized,
+                       mca_btl_base_selected_module_t) {
+        if (selected->btl_module == btl) {
+            break;
+        }
+        if (selected->btl_component == btl->btl_component) {
+            ++ordinal;
+        }
+    }
+    return (hash ^ ordinal) * 16777619u;
 }
 
 static bool btl_can_put_word(const mca_btl_base_module_t *btl)
@@ -148,7 +162,7 @@ static void register_flag(mca_btl_base_module_t *btl)
     ++registration_count;
 }
 
-/* {uint64 flag address, uint32 component hash, registration bytes}; the hash
+/* {uint64 flag address, uint32 module identity, registration bytes}; the identity
  * is 0 and the bytes absent when no module needed registration. */
 static size_t pack_handle(unsigned char *handle, size_t capacity)
 {
@@ -164,7 +178,7 @@ static size_t pack_handle(unsigned char *handle, size_t capacity)
         }
     }
     if (NULL != packed) {
-        hash = component_hash(packed->btl);
+        hash = module_identity(packed->btl);
         memcpy(handle + HANDLE_HEADER_BYTES, packed->flag_handle,
                packed->btl->btl_registration_handle_size);
         length += packed->btl->btl_registration_handle_size;
@@ -174,13 +188,19 @@ static size_t pack_handle(unsigned char *handle, size_t capacity)
     return length;
 }
 
+/* A module that can put into the observer's flag: one without registration,
+ * or the very module whose keys the observer sent. */
 static mca_bml_base_btl_t *find_put_btl(mca_bml_base_btl_array_t *array)
 {
     size_t count = mca_bml_base_btl_array_get_size(array);
 
     for (size_t i = 0; i < count; ++i) {
         mca_bml_base_btl_t *bml_btl = mca_bml_base_btl_array_get_index(array, i);
-        if (btl_can_put_word(bml_btl->btl)) {
+        mca_btl_base_module_t *btl = bml_btl->btl;
+        if (btl_can_put_word(btl)
+            && (NULL == btl->btl_register_mem
+                || (target.btl_hash == module_identity(btl)
+                    && target.handle_length == btl->btl_registration_handle_size))) {
             return bml_btl;
         }
     }
@@ -216,10 +236,6 @@ static void resolve_put_target(void)
         return;
     }
     if (NULL != bml_btl->btl->btl_register_mem) {
-        if (target.btl_hash != component_hash(bml_btl->btl)
-            || target.handle_length != bml_btl->btl->btl_registration_handle_size) {
-            return; /* the observer has no registration this BTL can use */
-        }
         reg = find_registration(bml_btl->btl);
         if (sizeof(uint64_t) > bml_btl->btl->btl_put_local_registration_threshold) {
             if (NULL == reg || NULL == reg->source_handle) {
