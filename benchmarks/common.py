@@ -28,7 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "mpi"))
 import harness  # noqa: E402  (compile_program, mpirun_command, inject_file)
 
-RESULTS = ROOT / "benchmarks" / "results"
+# BTL=sm|tcp|uct|ofi (harness.transport_mca) runs every job over one transport;
+# its results go beside the default ones instead of replacing them.
+TRANSPORT = harness.selected_transport()
+RESULTS_NAME = "results" if TRANSPORT is None else f"results-{TRANSPORT}"
+RESULTS = ROOT / "benchmarks" / RESULTS_NAME
 BIN = ROOT / "build" / "bench" / "bin"
 RUN_DIR = ROOT / "build" / "bench" / "run"
 LOCK_PATH = "/tmp/btlft-mpi.lock"

@@ -40,6 +40,9 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
+TRANSPORT_INDEPENDENT = ("scale", "propagate", "node")
+
+
 def stages(quick):
     flag = ["--quick"] if quick else []
     ftsim = common.ftsim_path()
@@ -50,7 +53,7 @@ def stages(quick):
              "--max-exp", str(max_exp)]
     if ftsim:
         scale += ["--ftsim", str(ftsim)]
-    return [
+    all_stages = [
         ("scale", scale),
         ("propagate", [sys.executable, str(HERE / "propagate/run_propagate.py")] + flag),
         ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
@@ -58,6 +61,11 @@ def stages(quick):
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
     ]
+    if common.TRANSPORT is None:
+        return all_stages
+    # the simulator and the emulated nodes (tcp between namespaces) do not
+    # depend on BTL=...: only the stages whose jobs it restricts
+    return [s for s in all_stages if s[0] not in TRANSPORT_INDEPENDENT]
 
 
 def merge_previous(info):

@@ -64,7 +64,7 @@ def transport_mca(name):
     if name == "ofi":
         # two-sided as well (ob1 needs send), one named provider
         return {"btl": "ofi,self", "btl_ofi_mode": 2,
-                "btl_ofi_provider_include": os.environ.get("OFI_PROVIDER", "sockets")}
+                "btl_ofi_provider_include": os.environ.get("OFI_PROVIDER") or "sockets"}
     raise ValueError(f"unknown transport '{name}' (expected one of {', '.join(TRANSPORTS)})")
 
 
