@@ -23,6 +23,9 @@
  * Upstream's detector re-registered its flag for every new emitter and shipped
  * the registration in its own request message; registering once per module and
  * letting the core carry the handle keeps all protocol decisions in the core.
+ * The put asks for local completion only (the next word overwrites it anyway):
+ * a put that waits for its target to answer can hold up a sender whose
+ * observer has stopped (libfabric's shm, patch 0016).
  * Put errors are not reported as failures: a peer that finished MPI_Finalize
  * and exited looks the same, and a crashed observer is found by its own
  * observer. Transport errors reach the core through ULFM instead (ob1's BTL
@@ -451,7 +454,8 @@ void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint
                                target.handle_length
                                    ? (mca_btl_base_registration_handle_t *) target.handle
                                    : NULL,
-                               sizeof(uint64_t), 0, MCA_BTL_NO_ORDER, put_complete, NULL);
+                               sizeof(uint64_t), MCA_BTL_PUT_FLAG_LOCAL_COMPLETION,
+                               MCA_BTL_NO_ORDER, put_complete, NULL);
         if (OPAL_LIKELY(OPAL_SUCCESS == ret)) {
             ++heartbeats_put;
             return;
