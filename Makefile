@@ -6,8 +6,8 @@
 #   make stock    unpatched Open MPI 5.0.7 -> build/ompi-stock
 #   make demo     run a ULFM program, inject a failure, print the timings
 #   make ftsim    the simulator -> build/core/sim/ftsim
-#   make test     every test through ctest (SLOW=1 adds the slow label; BTL=uct|ofi|sm|tcp
-#                 runs the MPI tests over one transport)
+#   make test     every test through ctest (SLOW=1 adds the slow label; BTL=sm|tcp|uct|ofi
+#                 runs the MPI tests over one transport, uct:DOMAINS and ofi:PROVIDER a variant)
 #   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (< 60 min)
 #   make bench-quick  the same code paths, fewer sizes and repetitions (< 10 min)
 #   make clean    remove build/
@@ -21,8 +21,9 @@ STOCK_STAMP := $(BUILD)/ompi-stock/.btl_ft-installed
 DEPS_STAMP  := $(BUILD)/.deps-ok
 JOBS ?= $(shell nproc)
 SLOW ?= 0
-# BTL=sm|tcp|uct|ofi runs the MPI tests and benchmarks over that transport
-# (tests/mpi/harness.py, transport_mca); OFI_PROVIDER picks btl/ofi's provider.
+# BTL=sm|tcp|uct[:domains]|ofi[:provider] runs the MPI tests and benchmarks over
+# that transport (tests/mpi/harness.py, transport_mca); OFI_PROVIDER picks
+# btl/ofi's provider when BTL=ofi names none.
 export BTL OFI_PROVIDER
 
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt

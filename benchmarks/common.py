@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -28,10 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "mpi"))
 import harness  # noqa: E402  (compile_program, mpirun_command, inject_file)
 
-# BTL=sm|tcp|uct|ofi (harness.transport_mca) runs every job over one transport;
-# its results go beside the default ones instead of replacing them.
+# BTL=sm|tcp|uct[:domains]|ofi[:provider] (harness.transport_mca) runs every job
+# over one transport; its results go beside the default ones instead of
+# replacing them, under a name with the variant's punctuation made plain.
 TRANSPORT = harness.selected_transport()
-RESULTS_NAME = "results" if TRANSPORT is None else f"results-{TRANSPORT}"
+TRANSPORT_NAME = None if TRANSPORT is None else re.sub(r"[^A-Za-z0-9_,.-]+", "-", TRANSPORT)
+RESULTS_NAME = "results" if TRANSPORT is None else f"results-{TRANSPORT_NAME}"
 RESULTS = ROOT / "benchmarks" / RESULTS_NAME
 BIN = ROOT / "build" / "bench" / "bin"
 RUN_DIR = ROOT / "build" / "bench" / "run"

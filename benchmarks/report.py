@@ -13,7 +13,7 @@ import common
 import summary
 
 OUT = common.ROOT / "benchmarks" / ("RESULTS.md" if common.TRANSPORT is None
-                                    else f"RESULTS-{common.TRANSPORT}.md")
+                                    else f"RESULTS-{common.TRANSPORT_NAME}.md")
 
 
 def fmt(value, digits=1):

@@ -50,22 +50,34 @@ def compile_program(source, out_dir, variant="ompi"):
 
 # The transports a job can be restricted to (README, "Transports"): the MCA
 # settings a user needs for each. `BTL=uct make test` (or bench) runs every
-# job that does not choose its BTL itself over that transport.
+# job that does not choose its BTL itself over that transport. uct and ofi
+# take a variant after a colon: UCX memory domains (uct:tcp) or libfabric
+# providers (ofi:shm; ofi:tcp+ofi_rxm for "tcp;ofi_rxm", as a ';' splits
+# CMake lists and shell commands).
 TRANSPORTS = ("sm", "tcp", "uct", "ofi")
 
 
-def transport_mca(name):
-    if name in ("sm", "tcp"):
+def transport_mca(spec):
+    name, _, variant = spec.partition(":")
+    if name in ("sm", "tcp") and not variant:
         return {"btl": f"{name},self"}
     if name == "uct":
-        # UCX's shared memory: sysv for messages, cma for puts (no InfiniBand
-        # here; UCX's tcp does not survive a crash, see README "Transports")
-        return {"btl": "uct,self", "btl_uct_memory_domains": "sysv,cma"}
+        # default: UCX's shared memory, sysv for messages, cma for puts (no
+        # InfiniBand here)
+        return {"btl": "uct,self", "btl_uct_memory_domains": variant or "sysv,cma"}
     if name == "ofi":
         # two-sided as well (ob1 needs send), one named provider
         return {"btl": "ofi,self", "btl_ofi_mode": 2,
-                "btl_ofi_provider_include": os.environ.get("OFI_PROVIDER") or "sockets"}
-    raise ValueError(f"unknown transport '{name}' (expected one of {', '.join(TRANSPORTS)})")
+                "btl_ofi_provider_include": variant.replace("+", ";")
+                                            or os.environ.get("OFI_PROVIDER") or "sockets"}
+    raise ValueError(f"unknown transport '{spec}' (expected one of {', '.join(TRANSPORTS)}, "
+                     "uct and ofi optionally with :domains or :provider)")
+
+
+def transport_arg(spec):
+    """argparse type of a --transport option: a spec transport_mca accepts."""
+    transport_mca(spec)
+    return spec
 
 
 def selected_transport():

@@ -1,6 +1,6 @@
 """Shows which path carried the heartbeats over one BTL, as a pass/fail test.
 
-  put_path.py --btl sm|tcp|uct|ofi [--am]
+  put_path.py --btl sm|tcp|uct[:domains]|ofi[:provider] [--am]
 
 Runs a failure-free job restricted to `--btl` (harness.transport_mca) with the detector
 at η = 10 ms and reads each rank's finalize report (mpi_ft_verbose 5):
@@ -23,7 +23,8 @@ NP = 4
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--btl", required=True, choices=harness.TRANSPORTS)
+    p.add_argument("--btl", required=True, type=harness.transport_arg,
+                   help="sm, tcp, uct[:domains], ofi[:provider]")
     p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
     args = p.parse_args()
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
@@ -44,7 +45,7 @@ def main():
         if args.am:
             if put or messages == 0:
                 problems.append("with RDMA heartbeats off, expected messages only")
-        elif btl != args.btl or put == 0 or completed == 0 or words == 0 or messages * 10 > put:
+        elif btl != args.btl.partition(":")[0] or put == 0 or completed == 0 or words == 0 or messages * 10 > put:
             problems.append(f"expected heartbeats by {args.btl} put, got {put} by {btl}, {messages} as messages")
     if problems:
         print("FAILED:\n  " + "\n  ".join(problems) + "\n--- output ---\n" + run.output[-3000:])

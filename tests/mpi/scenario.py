@@ -25,8 +25,9 @@ def parse():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--name", default=None, help="label for the results file")
     p.add_argument("--compute-s", type=float, default=0, help="compute without MPI calls first")
-    p.add_argument("--transport", choices=harness.TRANSPORTS, default=None,
-                   help="restrict the job to this BTL (default: $BTL, else Open MPI's choice)")
+    p.add_argument("--transport", type=harness.transport_arg, default=None,
+                   help="restrict the job to this BTL: sm, tcp, uct[:domains], ofi[:provider] "
+                        "(default: $BTL, else Open MPI's choice)")
     return p.parse_args()
 
 

@@ -1,0 +1,48 @@
+"""A peer dies in the middle of a large transfer, as a pass/fail test.
+
+  peer_exit.py --transport sm|tcp|uct[:domains]|ofi[:provider] [--mib 256]
+
+Runs ulfm_rdma_peer_exit.c on 2 ranks restricted to one transport: rank 1
+starts sending --mib MiB to rank 0 and kills itself. Checks that the
+transport reported the failure instead of aborting: rank 0's receive failed
+with MPIX_ERR_PROC_FAILED (a receive that completed did not exercise the
+path and fails the test too), rank 0 finalized, and mpirun exited 0.
+"""
+import argparse
+import sys
+
+import harness
+
+NP = 2
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--transport", required=True, type=harness.transport_arg)
+    p.add_argument("--mib", type=int, default=256)
+    p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args()
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_rdma_peer_exit.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    mca = {**harness.transport_mca(args.transport), **dict(kv.split("=", 1) for kv in args.mca)}
+    run = harness.run(harness.mpirun_command(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
+                                             mca=mca),
+                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+    problems = []
+    if run.timed_out:
+        problems.append(f"mpirun overran its bound of {args.deadline_s + 30} s")
+    elif run.returncode != 0:
+        problems.append(f"mpirun exit status {run.returncode}")
+    survivor = [r for r in run.records if r.get("rank") == 0]
+    if not survivor:
+        problems.append("rank 0 did not report: it died with its peer")
+    for r in survivor:
+        print(f"  rank 0: {r}")
+        if r.get("recv") != "proc_failed":
+            problems.append(f"expected the receive to fail with MPIX_ERR_PROC_FAILED, got {r}")
+    return harness.verdict(f"peer exit over {args.transport}", run, problems)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
