@@ -5,8 +5,7 @@
  * that no longer exists, a reset connection). The transport must report the
  * failure, not abort: rank 0's receive fails with MPIX_ERR_PROC_FAILED, and
  * rank 0 goes on and finalizes. (The victim is rank 1: with 2 processes, the
- * quorum rule stops a survivor that loses the lowest rank.) Stock btl/uct aborted the process here (UCX
- * has no error handler installed, so its cma transport's error is fatal).
+ * quorum rule stops a survivor that loses the lowest rank.)
  *
  *   ulfm_rdma_peer_exit [--mib 256] [--deadline-s 20]
  *
