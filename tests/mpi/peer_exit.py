@@ -21,13 +21,11 @@ def main():
     p.add_argument("--transport", required=True, type=harness.transport_arg)
     p.add_argument("--mib", type=int, default=256)
     p.add_argument("--deadline-s", type=int, default=20)
-    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_rdma_peer_exit.c",
                                   harness.ROOT / "build" / "tests" / "bin")
-    mca = {**harness.transport_mca(args.transport), **dict(kv.split("=", 1) for kv in args.mca)}
     run = harness.run(harness.mpirun_command(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
-                                             mca=mca),
+                                             mca=harness.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 30, program_name=str(exe))
     problems = []
     if run.timed_out:
