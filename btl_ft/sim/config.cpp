@@ -6,6 +6,8 @@
 #include <bit>
 #include <cmath>
 
+#include "btl_ft/detector.hpp"
+
 namespace btl_ft::sim {
 
 std::optional<scenario> find_scenario(std::string_view name) {
@@ -43,7 +45,8 @@ time_ns sim_config::horizon() const {
 double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns tau_ns) {
     const double ff = f;
     const double broadcast_ns = 8.0 * static_cast<double>(tau_ns) * std::log2(static_cast<double>(n));
-    return ff * (ff + 1) * static_cast<double>(delta_ns) + ff * static_cast<double>(tau_ns) +
+    const double confirmed_delta_ns = static_cast<double>(delta_ns + default_confirm_ns(delta_ns));
+    return ff * (ff + 1) * confirmed_delta_ns + ff * static_cast<double>(tau_ns) +
            ff * (ff + 1) / 2 * broadcast_ns;
 }
 

@@ -71,7 +71,10 @@ struct sim_config {
 };
 
 // Theorem 1 (seed 002): T(f) <= f(f+1) delta + f tau + f(f+1)/2 B(n), with
-// B(n) = 8 tau log2 n, for f <= floor(log2 n) - 1.
+// B(n) = 8 tau log2 n, for f <= floor(log2 n) - 1. Here an observer PROBEs
+// its silent emitter and declares it only after a confirmation window c
+// (default_confirm_ns): every suspicion follows at least one whole timeout
+// and adds at most one window, so delta becomes delta + c.
 double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns tau_ns);
 std::uint32_t max_tolerated_failures(rank_t n);
 

@@ -222,6 +222,11 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.malformed_dropped += one.malformed_dropped;
     total.stale_heartbeats += one.stale_heartbeats;
     total.probes_sent += one.probes_sent;
+    total.confirmations += one.confirmations;
+    total.confirmed_alive += one.confirmed_alive;
+    total.close_calls += one.close_calls;
+    total.late_wakeups += one.late_wakeups;
+    total.quorum_holds += one.quorum_holds;
 }
 }  // namespace
 

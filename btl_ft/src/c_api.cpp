@@ -48,6 +48,11 @@ public:
             callbacks_.suspected(callbacks_.context, ranks.data(), ranks.size());
         }
     }
+    void on_close_call(btl_ft::rank_t emitter, btl_ft::time_ns silent_ns) override {
+        if (callbacks_.close_call != nullptr) {
+            callbacks_.close_call(callbacks_.context, emitter, silent_ns);
+        }
+    }
 
 private:
     btl_ft_callbacks_t callbacks_;
@@ -86,6 +91,10 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     if (config.probe_width != 0) {
         out.probe_width = config.probe_width;
     }
+    if (config.quorum_wait_ns != 0) {
+        out.quorum_wait_ns = config.quorum_wait_ns;
+    }
+    out.confirm_ns = config.confirm_ns;
     return out;
 }
 
@@ -148,8 +157,13 @@ void btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint6
     detector->core->on_heartbeat_word(now_ns, word);
 }
 
-void btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank) {
-    detector->core->report_failure(now_ns, rank);
+void btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank, int kind) {
+    detector->core->report_failure(now_ns, rank,
+                                   kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable);
+}
+
+void btl_ft_on_shrunk(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* members, size_t count) {
+    detector->core->on_shrunk(now_ns, {members, count});
 }
 
 void btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns) { detector->core->leave(now_ns); }
@@ -162,7 +176,8 @@ void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
     const btl_ft::detector_stats& stats = detector->core->stats();
     *out = {stats.heartbeats_sent,     stats.heartbeats_missed,      stats.suspicions,       stats.new_observer_sent,
             stats.notices_started,     stats.notice_messages_sent,   stats.notices_received, stats.notices_duplicate,
-            stats.malformed_dropped,   stats.stale_heartbeats};
+            stats.malformed_dropped,   stats.stale_heartbeats,       stats.confirmations,    stats.confirmed_alive,
+            stats.close_calls,         stats.late_wakeups,           stats.quorum_holds};
 }
 
 static int parse_word(const char* word, int* out, bool ring) {

@@ -38,6 +38,15 @@ bool dead_set::insert(rank_t rank) {
     return true;
 }
 
+bool dead_set::erase(rank_t rank) {
+    const auto at = std::lower_bound(ranks_.begin(), ranks_.end(), rank);
+    if (at == ranks_.end() || *at != rank) {
+        return false;
+    }
+    ranks_.erase(at);
+    return true;
+}
+
 rank_t dead_set::count_below(rank_t rank) const {
     return static_cast<rank_t>(std::lower_bound(ranks_.begin(), ranks_.end(), rank) - ranks_.begin());
 }

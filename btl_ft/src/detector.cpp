@@ -21,6 +21,7 @@ public:
     }
     ~call_guard() {
         s_.check_invariants();
+        s_.due_at = s_.next_deadline();
         s_.in_call = false;
     }
     call_guard(const call_guard&) = delete;
@@ -54,6 +55,12 @@ std::string config_error(const detector_config& config) {
     }
     if (config.probe_width < 1 || config.probe_width > max_probe_width) {
         return too("probe_width", config.probe_width, "must be in [1, 8]");
+    }
+    if (config.quorum_wait_ns < 0 || config.quorum_wait_ns > max_interval_ns) {
+        return too("quorum_wait_ns", config.quorum_wait_ns, "must be in [0, 2^52] ns");
+    }
+    if (config.confirm_ns < 0 || config.confirm_ns > config.timeout_ns) {
+        return too("confirm_ns", config.confirm_ns, "must be in [0, timeout_ns] (0: the default)");
     }
     if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
     return {};
@@ -120,8 +127,25 @@ time_ns detector::tick(time_ns now) {
     if (!s.started || s.stopped) {
         return never;
     }
+    // Ran well past its deadline: this process was descheduled or stopped,
+    // and its emitter's silence may be its own. It asks before accusing,
+    // once more even if it was already asking.
+    const bool late = s.due_at != never && now - s.due_at > s.config.timeout_ns / 4;
+    if (late) {
+        ++s.stats.late_wakeups;
+    }
+    if (now >= s.quorum_deadline && s.check_quorum(now)) {
+        return never;
+    }
     if (now >= s.emitter_deadline) {
-        s.suspect_emitter(now);
+        if (s.confirming && (!late || s.confirm_attempts > 1)) {
+            s.suspect_emitter(now);
+        } else {
+            s.start_confirm(now);
+        }
+    }
+    if (s.stopped) {
+        return never;
     }
     if (now >= s.next_heartbeat_at) {
         s.emit_heartbeat();
@@ -167,7 +191,7 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
     case wire::msg_type::leave: s.on_leave(now, from, msg); break;
     case wire::msg_type::declared_dead: break;
     case wire::msg_type::probe: s.on_probe(from, msg); break;
-    case wire::msg_type::probe_reply: s.on_probe_reply(from, msg); break;
+    case wire::msg_type::probe_reply: s.on_probe_reply(now, from, msg); break;
     }
     return true;
 }
@@ -179,19 +203,40 @@ void detector::on_heartbeat_word(time_ns now, std::uint64_t word) {
     }
 }
 
-void detector::report_failure(time_ns now, rank_t rank) {
+void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
     call_guard guard(*state_);
     state& s = *state_;
-    if (s.stopped || rank >= s.config.size || rank == s.self() || !s.mark_failed(now, rank)) {
+    if (s.stopped || rank >= s.config.size || rank == s.self()) {
         return;
     }
-    if (s.stop_if_cut_off()) {
+    if (kind == failure_kind::crashed && s.dead.contains(rank)) {
+        s.confirm_crash(rank);
+        s.check_quorum(now);
+        return;
+    }
+    if (!s.mark_failed(now, rank, kind) || s.check_quorum(now)) {
         return;
     }
     s.fix_neighbours(now, true);
     s.broadcast(now, {});
     const rank_t failed[] = {rank};
-    s.out.on_failed(failed);
+    s.report(failed);
+}
+
+void detector::on_shrunk(time_ns now, std::span<const rank_t> members) {
+    call_guard guard(*state_);
+    state& s = *state_;
+    if (s.stopped) {
+        return;
+    }
+    rank_t alive_members = 0;
+    for (const rank_t rank : members) {
+        alive_members += rank < s.config.size && !s.gone(rank) ? 1 : 0;
+    }
+    if (alive_members == s.config.size - s.dead.size() - s.departed.size()) {
+        s.settle();
+        s.check_quorum(now);
+    }
 }
 
 void detector::leave(time_ns /*now*/) {

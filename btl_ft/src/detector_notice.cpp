@@ -1,5 +1,6 @@
 // Failure notices (seed 002, task T5, with the batching of seed 000): a
-// notice carries every failure and departure its source knows, which is both
+// notice carries every failure and departure its source knows (and which
+// failures the runtime confirmed, for the quorum rule), which is both
 // the news and the skip set that fixes the overlay; every hop routes by the
 // skip set in the message, never by its own view, so the overlay is the same
 // at every hop.
@@ -20,6 +21,7 @@
 // Rejected alternative: truncating the skip set, which would make hops route
 // to dead ranks and silently eat the overlay's fault tolerance.
 #include <algorithm>
+#include <iterator>
 
 #include "btl_ft/assert.hpp"
 #include "btl_ft/overlay.hpp"
@@ -43,7 +45,7 @@ void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspect
     const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
     std::vector<std::byte> bytes;
     wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
-                         departed.ranks()},
+                         departed.ranks(), crashed.ranks()},
                         bytes);
     if (bytes.size() > config.max_message_bytes) {
         broadcast_direct(skip, suspects);
@@ -74,12 +76,20 @@ void detector::state::broadcast_direct(const dead_set& skip, std::span<const ran
         everyone.push_back({suspect, route_origin});
     }
     std::vector<std::byte> bytes;
+    // A chunk of failures names its crashed ones too, so the chunk is cut
+    // at half the size: the crashed list is a subset of the chunk.
     const auto send_chunks = [&](std::span<const rank_t> list, bool failed_list) {
-        for (std::size_t at = 0; at < list.size(); at += per_chunk) {
-            const std::span<const rank_t> chunk = list.subspan(at, std::min(per_chunk, list.size() - at));
+        const std::size_t size = failed_list ? per_chunk / 2 : per_chunk;
+        for (std::size_t at = 0; at < list.size(); at += size) {
+            const std::span<const rank_t> chunk = list.subspan(at, std::min(size, list.size() - at));
+            std::vector<rank_t> crashed_in_chunk;
+            if (failed_list) {
+                std::copy_if(chunk.begin(), chunk.end(), std::back_inserter(crashed_in_chunk),
+                             [&](rank_t rank) { return crashed.contains(rank); });
+            }
             wire::encode_notice({wire::notice_mode::direct, route_origin, self(), notice_sequence,
                                  failed_list ? chunk : std::span<const rank_t>{},
-                                 failed_list ? std::span<const rank_t>{} : chunk},
+                                 failed_list ? std::span<const rank_t>{} : chunk, crashed_in_chunk},
                                 bytes);
             BTL_FT_ASSERT(bytes.size() <= config.max_message_bytes, "direct notice chunk too large");
             send_all(bytes, everyone);
@@ -97,11 +107,14 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     }
     std::vector<rank_t> fresh;
     for (const rank_t rank : msg.failed) {
-        if (mark_failed(now, rank)) {
+        const bool confirmed = std::binary_search(msg.crashed.begin(), msg.crashed.end(), rank);
+        if (mark_failed(now, rank, confirmed ? failure_kind::crashed : failure_kind::suspected)) {
             fresh.push_back(rank);
+        } else if (confirmed && dead.contains(rank)) {
+            confirm_crash(rank);  // news of a kind, not of a failure: not forwarded
         }
     }
-    if (stop_if_cut_off()) {
+    if (check_quorum(now)) {
         return;
     }
     bool learned = !fresh.empty();
@@ -120,7 +133,7 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     }
     fix_neighbours(now, !fresh.empty());
     if (!fresh.empty()) {
-        out.on_failed(fresh);
+        report(fresh);
     }
 }
 
@@ -129,7 +142,8 @@ void detector::state::forward(const wire::message& msg) {
     std::vector<hop> hops;
     overlay_hops({wire::kind_of(msg.mode), config.size, msg.source, skip}, self(), msg.route, hops);
     std::vector<std::byte> bytes;
-    wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed}, bytes);
+    wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed},
+                        bytes);
     send_all(bytes, hops);
 }
 

@@ -80,7 +80,7 @@ void detector::state::condemn_silent_probes(time_ns now, failed_batch& found) {
         if (slot.answered() || now < slot.deadline) {
             break;
         }
-        const bool added = mark_failed(now, slot.rank);
+        const bool added = mark_failed(now, slot.rank, failure_kind::suspected);
         BTL_FT_ASSERT(added, "a probed rank was already gone");
         found.add(slot.rank);
     }
@@ -92,11 +92,17 @@ void detector::state::on_probe(rank_t from, const wire::message& msg) {
     net.send(from, wire::encode_probe_reply(msg.sequence, heartbeat_word(self(), emitted_sequence), bytes));
 }
 
-// A reply only marks its slot; it is never a heartbeat (the replier is not
-// our emitter) and never a stale word. A late reply whose slot was dropped
+// A reply to a confirmation PROBE proves the emitter alive. Any other reply
+// only marks its slot; it is never a heartbeat (the replier is not our
+// emitter) and never a stale word. A late reply whose slot was dropped
 // (the ring mended, or a later mending probed that rank afresh under a new
 // round) is ignored.
-void detector::state::on_probe_reply(rank_t from, const wire::message& msg) {
+void detector::state::on_probe_reply(time_ns now, rank_t from, const wire::message& msg) {
+    if (confirming && from == emitter && msg.sequence == confirm_round) {
+        ++stats.confirmed_alive;
+        heard_emitter(now);
+        return;
+    }
     for (std::size_t i = 0; i < probe_count; ++i) {
         if (probes[i].rank == from && probes[i].round == msg.sequence) {
             probes[i].deadline = never;

@@ -8,21 +8,35 @@
 // itself), and at exactly half the side holding the lowest of those ranks
 // wins. One side at most can go on, so the job never forks.
 //
-// The count is per failure episode, failures less than episode_gap apart,
-// not over the job's life: a job that loses one process at a time keeps
-// going however many it loses in all. The gap covers how long one side
-// takes to find the whole other side: one timeout for the first suspicion,
-// then two per mending step, which probing shortens.
+// Only unconfirmed silence counts. A crash the runtime confirmed (its
+// daemon reaped the process) is proof of death, not of a cut: it leaves the
+// count and the base alike, so a job that loses processes one after the
+// other, however quickly, never stops itself. Transport errors do count:
+// a transport cannot tell a dead peer from a link that went down. The
+// count is per failure episode (failures less than episode_gap apart), and
+// a shrink that every live process answered settles the episode.
 //
-// The price: real crashes of half the job or more at once, without the
-// lowest rank among the survivors, stop the survivors too. Beyond floor(log2
-// n) - 1 simultaneous failures the notice overlay guarantees nothing
-// anyway; an application that must survive more turns this off.
+// The count decides nothing at once. A process that finds itself cut off
+// holds its new failures back from the sink (so its application cannot
+// agree on them and go on) for quorum_wait_ns, while the observers fence
+// what they suspected: a hung process is killed and its end confirmed
+// within milliseconds, the count drops and the held failures are released.
+// Across a real cut nothing is confirmed, and the process stops.
+//
+// Safety with confirmations seen on one side only: if side A confirms x and
+// side B does not, B counts x as lost, so B needs more than |A| + 1 to go
+// on while A needs at least |B|; both cannot hold.
+//
+// The price: a cut that isolates the runtime's own side makes the runtime
+// report the other side's processes ended once its TCP keepalive gives up
+// (seconds); by then the quorum rule has long stopped the minority, unless
+// the timeout is longer than that keepalive. Half the job or more hanging
+// at once (never confirmed) still stops the rest, as does half the job
+// failing by transport errors that the runtime never confirms.
 //
 // Rejected: asking the runtime which side it still reaches. PRRTE's job
 // control answers at once, before any daemon is reached, and a cut daemon
-// notices its lost lifeline only after TCP keepalive, seconds later, while
-// the cut processes would already have agreed among themselves.
+// notices its lost lifeline only after TCP keepalive, seconds later.
 #include "btl_ft/assert.hpp"
 #include "detector_state.hpp"
 
@@ -33,31 +47,83 @@ constexpr time_ns episode_gap_timeouts = 4;
 }  // namespace
 
 // Called before a new failure is added to D.
-void detector::state::count_failure(time_ns now) {
+void detector::state::count_failure(time_ns now, rank_t rank, failure_kind kind) {
     if (now >= episode_end) {
         episode_live = config.size - static_cast<rank_t>(dead.size() + departed.size());
         episode_lowest = 0;
         while (gone(episode_lowest)) {
             ++episode_lowest;
         }
-        episode_failed = 0;
+        episode_counted.clear();
+        episode_confirmed = 0;
     }
-    ++episode_failed;
+    if (kind == failure_kind::crashed) {
+        ++episode_confirmed;
+    } else {
+        episode_counted.insert(rank);
+    }
     episode_end = now + episode_gap_timeouts * config.timeout_ns;
 }
 
-bool detector::state::cut_off() const {
-    BTL_FT_ASSERT(episode_failed <= episode_live, "more failures than live processes");
-    const std::uint64_t twice_remaining = 2 * static_cast<std::uint64_t>(episode_live - episode_failed);
-    return twice_remaining < episode_live || (twice_remaining == episode_live && dead.contains(episode_lowest));
+// The runtime confirmed a failure already in D.
+void detector::state::confirm_crash(rank_t rank) {
+    BTL_FT_ASSERT(dead.contains(rank), "confirming a rank that is not failed");
+    if (crashed.insert(rank) && episode_counted.erase(rank)) {
+        ++episode_confirmed;
+    }
 }
 
-bool detector::state::stop_if_cut_off() {
-    if (!config.quorum || stopped || !cut_off()) {
+// Every live process answered a shrink: what failed so far was no cut.
+void detector::state::settle() {
+    episode_end = 0;
+    episode_counted.clear();
+    episode_confirmed = 0;
+}
+
+// The lowest rank alive when the episode began that the runtime has not
+// confirmed dead since.
+rank_t detector::state::tie_break_rank() const {
+    rank_t rank = episode_lowest;
+    while (rank < config.size &&
+           (crashed.contains(rank) || departed.contains(rank) ||
+            (dead.contains(rank) && !episode_counted.contains(rank)))) {
+        ++rank;
+    }
+    return rank;
+}
+
+bool detector::state::cut_off() const {
+    const rank_t base = episode_live - episode_confirmed;
+    const rank_t lost = static_cast<rank_t>(episode_counted.size());
+    BTL_FT_ASSERT(lost <= base, "more failures than live processes");
+    const std::uint64_t twice_remaining = 2 * static_cast<std::uint64_t>(base - lost);
+    return twice_remaining < base || (twice_remaining == base && episode_counted.contains(tie_break_rank()));
+}
+
+bool detector::state::check_quorum(time_ns now) {
+    if (!config.quorum || stopped) {
+        return false;
+    }
+    if (!cut_off()) {
+        if (quorum_deadline != never) {
+            quorum_deadline = never;
+            if (!held.empty()) {
+                out.on_failed(held);
+                held.clear();
+            }
+        }
+        return false;
+    }
+    if (quorum_deadline == never) {
+        quorum_deadline = now + config.quorum_wait_ns;
+        ++stats.quorum_holds;
+    }
+    if (now < quorum_deadline) {
         return false;
     }
     declared_dead_self(self(), "cut off from at least half of the processes alive when the failures began "
-                               "(quorum lost): stopping rather than going on as a second set of survivors");
+                               "(quorum lost, and the runtime confirmed none of them dead): stopping rather "
+                               "than going on as a second set of survivors");
     return true;
 }
 

@@ -49,31 +49,72 @@ void detector::state::accept_word(time_ns now, std::uint64_t word) {
     if (have_sequence && advances && step > 1) {
         stats.heartbeats_missed += step - 1;
     }
+    const bool known_emitter = have_sequence;
     if (advances) {
         last_sequence = sequence;
         have_sequence = true;
     }
-    emitter_deadline = now + config.timeout_ns;
+    if (known_emitter) {
+        heard_emitter(now);
+    } else {
+        last_heard_at = now;
+        confirming = false;
+        confirm_attempts = 0;
+        emitter_deadline = now + config.timeout_ns;
+    }
     forget_probes();  // the emitter lives: whatever is behind it is its own observer's business
 }
 
-// Task T3. Probed predecessors whose own window ran out unanswered are
-// condemned in the same step, and all go out in one notice.
+// The emitter is alive (a new word, or the answer to a confirmation PROBE).
+// A long silence before it is reported: it is how close a false failure came.
+void detector::state::heard_emitter(time_ns now) {
+    const time_ns silent = now - last_heard_at;
+    if (4 * silent > 3 * config.timeout_ns) {
+        ++stats.close_calls;
+        out.on_close_call(emitter, silent);
+    }
+    last_heard_at = now;
+    confirming = false;
+    confirm_attempts = 0;
+    emitter_deadline = now + config.timeout_ns;
+}
+
+time_ns detector::state::confirm_window() const {
+    return config.confirm_ns > 0 ? config.confirm_ns : default_confirm_ns(config.timeout_ns);
+}
+
+// The emitter timed out: ask it directly before declaring it failed. Its
+// heartbeats may be stuck behind a slow path while a PROBE gets through, or
+// this process may itself have just come back from a stall.
+void detector::state::start_confirm(time_ns now) {
+    confirming = true;
+    ++confirm_attempts;
+    confirm_round = ++probe_round;
+    std::array<std::byte, wire::max_probe_bytes> bytes;
+    net.send(emitter, wire::encode_probe(confirm_round, bytes));
+    ++stats.confirmations;
+    emitter_deadline = now + confirm_window();
+}
+
+// Task T3, after confirmation failed. Probed predecessors whose own window
+// ran out unanswered are condemned in the same step, and all go out in one
+// notice.
 void detector::state::suspect_emitter(time_ns now) {
     BTL_FT_ASSERT(!alone(), "suspecting self");
     ++stats.suspicions;
+    confirming = false;
     failed_batch found;
-    const bool added = mark_failed(now, emitter);
+    const bool added = mark_failed(now, emitter, failure_kind::suspected);
     BTL_FT_ASSERT(added, "the emitter was already known dead");
     found.add(emitter);
     condemn_silent_probes(now, found);
-    if (stop_if_cut_off()) {
+    if (check_quorum(now)) {
         return;
     }
     fix_neighbours(now, true);
     broadcast(now, found.view());
     out.on_suspected(found.view());
-    out.on_failed(found.view());
+    report(found.view());
 }
 
 rank_t detector::state::find_emitter() const {
@@ -92,6 +133,9 @@ rank_t detector::state::find_emitter() const {
 void detector::state::mend(time_ns now, bool after_failure) {
     emitter = find_emitter();
     have_sequence = false;
+    confirming = false;
+    confirm_attempts = 0;
+    last_heard_at = now;
     if (alone()) {
         observer = self();
         emitter_deadline = never;
@@ -208,20 +252,31 @@ void detector::state::declared_dead_self(rank_t told_by, const char* reason) {
 }
 
 // A departed rank left cleanly: a late claim that it failed is not reported.
-bool detector::state::mark_failed(time_ns now, rank_t rank) {
+bool detector::state::mark_failed(time_ns now, rank_t rank, failure_kind kind) {
     BTL_FT_ASSERT(rank != self(), "marking self failed");
     if (departed.contains(rank) || dead.contains(rank)) {
         return false;
     }
-    count_failure(now);
+    count_failure(now, rank, kind);
+    if (kind == failure_kind::crashed) {
+        crashed.insert(rank);
+    }
     return dead.insert(rank);
+}
+
+void detector::state::report(std::span<const rank_t> ranks) {
+    if (quorum_deadline != never) {
+        held.insert(held.end(), ranks.begin(), ranks.end());
+        return;
+    }
+    out.on_failed(ranks);
 }
 
 time_ns detector::state::next_deadline() const {
     if (!started || stopped) {
         return never;
     }
-    return std::min(next_heartbeat_at, emitter_deadline);
+    return std::min({next_heartbeat_at, emitter_deadline, quorum_deadline});
 }
 
 }  // namespace btl_ft

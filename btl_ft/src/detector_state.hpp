@@ -59,6 +59,7 @@ struct detector::state {
     dead_set dead;        // D: failed, reported to the sink
     dead_set departed;    // left cleanly, never reported
     dead_set told_dead;   // ranks already sent DECLARED_DEAD
+    dead_set crashed;     // the part of D the runtime confirmed
     rank_t emitter;       // == self when alone
     rank_t observer;      // == self when alone, no_rank while awaiting a NEWOBSERVER
     bool started = false;
@@ -71,6 +72,13 @@ struct detector::state {
     std::uint64_t last_word = 0;  // last word seen in the flag (0 = empty flag)
     bool have_sequence = false;    // last_sequence belongs to the current emitter
     std::uint32_t last_sequence = 0;
+    time_ns last_heard_at = 0;    // last word or probe answer from the emitter (or when it became one)
+    // The emitter timed out and was sent a PROBE; emitter_deadline is then
+    // the end of the confirmation window (confirm_window()).
+    bool confirming = false;
+    std::uint8_t confirm_attempts = 0;
+    std::uint32_t confirm_round = 0;
+    time_ns due_at = never;       // next_deadline() when the last entry point returned
     std::uint32_t notice_sequence = 0;
     // Probes in ring order behind the emitter (p2, p3, ...); only while the
     // emitter has not yet sent its first word after a mending.
@@ -78,11 +86,17 @@ struct detector::state {
     std::size_t probe_count = 0;
     std::uint32_t probe_round = 0;
     // The failure episode (failures less than episode_gap apart): the live
-    // processes when it began, the lowest of them, and how many it took.
+    // processes when it began, the lowest of them, its failures that count
+    // (unconfirmed) and how many of its processes the runtime confirmed dead.
     time_ns episode_end = 0;
     rank_t episode_live = 0;
     rank_t episode_lowest = 0;
-    rank_t episode_failed = 0;
+    dead_set episode_counted;
+    rank_t episode_confirmed = 0;
+    // While the count says "cut off": when to stop, and the failures held
+    // back from the sink until then (released if confirmations arrive).
+    time_ns quorum_deadline = never;
+    std::vector<rank_t> held;
     detector_stats stats;
 
     // --- helpers (detector_ring.cpp) ---
@@ -92,6 +106,9 @@ struct detector::state {
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
+    time_ns confirm_window() const;
+    void start_confirm(time_ns now);
+    void heard_emitter(time_ns now);
     rank_t find_emitter() const;
     void mend(time_ns now, bool after_failure);
     void send_new_observer();  // registers our flag handle with the emitter
@@ -103,7 +120,8 @@ struct detector::state {
     void answer_after_leave(rank_t from, std::span<const std::byte> bytes);
     void tell_dead(rank_t rank);
     void declared_dead_self(rank_t told_by, const char* reason);
-    bool mark_failed(time_ns now, rank_t rank);
+    bool mark_failed(time_ns now, rank_t rank, failure_kind kind);
+    void report(std::span<const rank_t> ranks);  // to the sink, or held while the quorum waits
     time_ns next_deadline() const;
 
     // --- probes (detector_probe.cpp) ---
@@ -112,12 +130,15 @@ struct detector::state {
     void forget_probes() { probe_count = 0; }
     void condemn_silent_probes(time_ns now, failed_batch& found);
     void on_probe(rank_t from, const wire::message& msg);
-    void on_probe_reply(rank_t from, const wire::message& msg);
+    void on_probe_reply(time_ns now, rank_t from, const wire::message& msg);
 
     // --- partitions (detector_quorum.cpp) ---
-    void count_failure(time_ns now);
+    void count_failure(time_ns now, rank_t rank, failure_kind kind);
+    void confirm_crash(rank_t rank);
+    void settle();
+    rank_t tie_break_rank() const;
     bool cut_off() const;
-    bool stop_if_cut_off();
+    bool check_quorum(time_ns now);  // true when it stopped this process
 
     // --- notices (detector_notice.cpp) ---
     // `suspects` also get a copy, so a falsely suspected process learns it.

@@ -160,7 +160,11 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     out.route = route;
     in.rank_list(bounds.size, out.failed);
     in.rank_list(bounds.size, out.departed);
+    in.rank_list(bounds.size, out.crashed);
     if (in.ok() && !lists_consistent(out)) in.fail(status::overlap);
+    if (in.ok() && !std::includes(out.failed.begin(), out.failed.end(), out.crashed.begin(), out.crashed.end())) {
+        in.fail(status::not_failed);
+    }
 }
 
 void decode_body(reader& in, const limits& bounds, message& out) {
@@ -268,8 +272,11 @@ void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
     put.byte(fields.route);
     put.varint(fields.source);
     put.varint(fields.sequence);
+    BTL_FT_ASSERT(std::includes(fields.failed.begin(), fields.failed.end(), fields.crashed.begin(), fields.crashed.end()),
+                  "a crashed rank that is not in the failed list");
     put.rank_list(fields.failed);
     put.rank_list(fields.departed);
+    put.rank_list(fields.crashed);
 }
 
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out) {
@@ -291,6 +298,7 @@ const char* describe(status value) {
     case status::rank_out_of_range: return "rank out of range";
     case status::unsorted: return "rank list not strictly increasing";
     case status::overlap: return "rank both failed and departed, or source listed";
+    case status::not_failed: return "crashed rank not in the failed list";
     case status::bad_handle_length: return "flag handle longer than 64 bytes";
     case status::bad_mode: return "unknown notice mode";
     case status::bad_route: return "route tag out of range";

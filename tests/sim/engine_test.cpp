@@ -169,10 +169,11 @@ TEST(Duration, ParsesUnitsAndRejectsGarbage) {
 }
 
 TEST(Bound, MatchesTheoremOne) {
-    // f = 1, n = 1024, delta = 60 s, tau = 1 us: 2 delta + tau + B, B = 8 tau * 10.
-    EXPECT_DOUBLE_EQ(stabilization_bound_ns(1, 1024, 60 * ns_per_s, 1000), 120e9 + 1000 + 80000);
-    // f = 3: 12 delta + 3 tau + 6 B.
-    EXPECT_DOUBLE_EQ(stabilization_bound_ns(3, 1024, ns_per_s, 1000), 12e9 + 3000 + 6 * 80000);
+    // f = 1, n = 1024, delta = 60 s, tau = 1 us: 2 (delta + c) + tau + B,
+    // B = 8 tau * 10, c = 20 ms (the confirmation window).
+    EXPECT_DOUBLE_EQ(stabilization_bound_ns(1, 1024, 60 * ns_per_s, 1000), 120.04e9 + 1000 + 80000);
+    // f = 3: 12 (delta + c) + 3 tau + 6 B.
+    EXPECT_DOUBLE_EQ(stabilization_bound_ns(3, 1024, ns_per_s, 1000), 12.24e9 + 3000 + 6 * 80000);
     EXPECT_EQ(max_tolerated_failures(1024), 9u);
     EXPECT_EQ(max_tolerated_failures(1023), 8u);
     EXPECT_EQ(max_tolerated_failures(1u << 20), 19u);

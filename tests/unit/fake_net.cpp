@@ -27,6 +27,17 @@ struct fake_net::node final : transport, sink {
         }
     }
     void on_declared_dead_self(rank_t, const char*) override { declared = true; }
+    void on_suspected(std::span<const rank_t> ranks) override {
+        if (net.options_.runtime_confirm_ns < 0) {
+            return;
+        }
+        for (const rank_t suspect : ranks) {
+            const bool reachable = net.cut_side_.empty() || net.cut_side_[suspect] == net.cut_side_[rank];
+            if (reachable && !net.nodes_[suspect]->is_crashed) {
+                net.crash(suspect);  // the fence
+            }
+        }
+    }
 
     fake_net& net;
     rank_t rank;
@@ -54,6 +65,7 @@ fake_net::fake_net(net_options options) : random_(options.seed), options_(std::m
         config.max_message_bytes = options_.max_message_bytes;
         config.probe_width = options_.probe_width;
         config.quorum = options_.quorum;
+        config.quorum_wait_ns = options_.quorum_wait_ns;
         nodes_.back()->core = std::make_unique<detector>(config, ring_, *nodes_.back(), *nodes_.back());
     }
 }
@@ -97,7 +109,9 @@ void fake_net::deliver(event& item) {
         post(std::move(item));
         return;
     }
-    if (item.is_word) {
+    if (item.from_runtime) {
+        target.core->report_failure(now_, static_cast<rank_t>(item.word), failure_kind::crashed);
+    } else if (item.is_word) {
         if (target.deaf_until > now_) {
             return;
         }
@@ -136,7 +150,21 @@ void fake_net::run_until(time_ns end) {
     now_ = std::max(now_, end);
 }
 
-void fake_net::crash(rank_t rank) { nodes_[rank]->is_crashed = true; }
+void fake_net::crash(rank_t rank) {
+    nodes_[rank]->is_crashed = true;
+    if (options_.runtime_confirm_ns >= 0) {
+        runtime_reports(rank);
+    }
+}
+
+// From the victim's side of a cut only, like a daemon that reaped it.
+void fake_net::runtime_reports(rank_t victim) {
+    for (rank_t rank = 0; rank < size(); ++rank) {
+        if (rank != victim) {
+            post({now_ + options_.runtime_confirm_ns, 0, rank, victim, false, victim, {}, true});
+        }
+    }
+}
 void fake_net::hang(rank_t rank, time_ns until) { nodes_[rank]->hung_until = until; }
 void fake_net::lose_words_to(rank_t rank, time_ns until) { nodes_[rank]->deaf_until = until; }
 

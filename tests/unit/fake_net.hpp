@@ -23,6 +23,9 @@ namespace btl_ft::testing {
 
 inline constexpr time_ns ms = 1'000'000;
 inline constexpr time_ns us = 1'000;
+// An emitter silent for the timeout (50 ms here) is PROBEd, and declared
+// failed only when this window passes without an answer.
+inline constexpr time_ns confirm_ns = default_confirm_ns(50 * ms);
 
 struct net_options {
     rank_t size = 8;
@@ -38,6 +41,12 @@ struct net_options {
     std::size_t max_message_bytes = 4096;
     std::uint32_t probe_width = detector_config{}.probe_width;
     bool quorum = false;
+    time_ns quorum_wait_ns = detector_config{}.quorum_wait_ns;
+    // The runtime, as PRRTE under ULFM: -1 = absent. Otherwise a crash is
+    // reported (report_failure, crashed) to every process this long after
+    // it, and a process an observer declared failed itself is fenced:
+    // killed at once, then reported the same way. Neither crosses a cut.
+    time_ns runtime_confirm_ns = -1;
 };
 
 struct failure_seen {
@@ -56,7 +65,7 @@ public:
     void run_until(time_ns end);
     void run_for(time_ns duration) { run_until(now_ + duration); }
 
-    void crash(rank_t rank);                     // stops for good, silently
+    void crash(rank_t rank);                     // stops for good (the runtime may tell)
     void hang(rank_t rank, time_ns until);       // like SIGSTOP: input waits, no timers
     void lose_words_to(rank_t rank, time_ns until);  // its heartbeat flag writes are lost
     // From now on nothing crosses between `side` and the other processes
@@ -88,6 +97,7 @@ private:
         bool is_word;
         std::uint64_t word;
         std::vector<std::byte> bytes;
+        bool from_runtime = false;  // report_failure(word, crashed)
     };
     struct later {
         bool operator()(const event& a, const event& b) const {
@@ -97,6 +107,7 @@ private:
     friend struct node;
 
     void post(event item);
+    void runtime_reports(rank_t victim);
     time_ns delay();
     void deliver(event& item);
     bool live(rank_t rank) const;

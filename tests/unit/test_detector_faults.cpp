@@ -118,10 +118,14 @@ TEST(DetectorFaults, StaleAndMissedWordsAreCounted) {
     p.core.on_heartbeat_word(32 * ms, heartbeat_word(0, 7));  // not our emitter
     EXPECT_EQ(p.core.stats().stale_heartbeats, 1u);
     EXPECT_EQ(p.core.stats().suspicions, 0u);
-    // The deadline follows the last new word from the emitter.
+    // The deadline follows the last new word from the emitter; then a
+    // PROBE, and the suspicion when its window passes unanswered.
     p.core.tick(31 * ms + 50 * ms - 1);
-    EXPECT_EQ(p.core.stats().suspicions, 0u);
+    EXPECT_EQ(p.core.stats().confirmations, 0u);
     p.core.tick(31 * ms + 50 * ms);
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
+    EXPECT_EQ(p.core.stats().suspicions, 0u);
+    p.core.tick(31 * ms + 50 * ms + confirm_ns);
     EXPECT_EQ(p.core.stats().suspicions, 1u);
     EXPECT_EQ(p.core.emitter(), 0u);
 }
@@ -144,8 +148,9 @@ TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
     EXPECT_EQ(p.io.words.size(), 1u);  // the first heartbeat goes out at start
     EXPECT_EQ(p.io.words.at(0), std::make_pair(3u, heartbeat_word(2, 1)));
     p.core.tick(100 * ms + 20 * ms + 100 * ms - 1);
-    EXPECT_EQ(p.core.stats().suspicions, 0u);
+    EXPECT_EQ(p.core.stats().confirmations, 0u);
     p.core.tick(100 * ms + 20 * ms + 100 * ms);
+    p.core.tick(100 * ms + 20 * ms + 100 * ms + confirm_ns);
     EXPECT_EQ(p.core.stats().suspicions, 1u);
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
     // FindEmitter skips 1; NEWOBSERVER goes to 0 carrying our flag handle,
@@ -154,9 +159,11 @@ TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
     ASSERT_EQ(claims.size(), 1u);
     EXPECT_EQ(claims.at(0).first, 0u);
     EXPECT_EQ(p.core.emitter(), 0u);
-    p.core.tick(320 * ms - 1);
-    EXPECT_EQ(p.core.stats().suspicions, 1u);
-    p.core.tick(320 * ms);
+    const time_ns mended_at = 220 * ms + confirm_ns;
+    p.core.tick(mended_at + 100 * ms - 1);
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
+    p.core.tick(mended_at + 100 * ms);
+    p.core.tick(mended_at + 100 * ms + confirm_ns);
     EXPECT_EQ(p.core.stats().suspicions, 2u);
     EXPECT_EQ(p.core.emitter(), 3u);
 }
@@ -170,6 +177,7 @@ TEST(DetectorFaults, OnlyWhatThisProcessObservedIsReportedAsSuspected) {
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{6});
     EXPECT_TRUE(p.io.suspected.empty());
     p.core.tick(20 * ms + 100 * ms);  // grace + 2 timeouts: emitter 3 never spoke
+    p.core.tick(20 * ms + 100 * ms + confirm_ns);  // nor answered the PROBE
     EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
     EXPECT_EQ(p.io.failed, (std::vector<rank_t>{6, 3}));
 }
@@ -305,6 +313,54 @@ TEST(DetectorStart, WithoutAHandleStartSendsNoMessage) {
     probe observer(4, 2);
     observer.core.start(0);
     EXPECT_TRUE(observer.io.messages.empty());
+}
+
+}  // namespace
+}  // namespace btl_ft::testing
+
+namespace btl_ft::testing {
+namespace {
+
+// 3's words to its observer 4 are lost for 200 ms (4 timeouts) while 3
+// runs: 4 PROBEs it at each timeout, 3 answers, and nobody is declared
+// failed. Each answer after a long silence is a close call, counted.
+TEST(DetectorConfirm, AnEmitterThatAnswersItsProbeIsKept) {
+    fake_net net({.size = 8});
+    net.start_all();
+    net.run_until(200 * ms);
+    net.lose_words_to(4, 400 * ms);
+    net.run_until(1000 * ms);
+    EXPECT_TRUE(net.survivors_agree({}));
+    for (rank_t rank = 0; rank < net.size(); ++rank) EXPECT_EQ(net.at(rank).stats().suspicions, 0u) << rank;
+    EXPECT_GE(net.at(4).stats().confirmed_alive, 3u);
+    EXPECT_GE(net.at(4).stats().close_calls, 3u);
+    EXPECT_EQ(net.at(4).emitter(), 3u);
+}
+
+// A process that ran far past its deadline (descheduled, stopped) PROBEs
+// its emitter afresh before accusing it, once.
+TEST(DetectorConfirm, ALateObserverAsksAgainBeforeAccusing) {
+    probe p(8, 2);
+    p.core.start(0);
+    p.core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
+    for (time_ns now = 10 * ms; now <= 50 * ms; now += 10 * ms) p.core.tick(now);  // heartbeats, on time
+    p.core.tick(51 * ms);  // on time: PROBE 1
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
+    EXPECT_EQ(p.core.stats().late_wakeups, 0u);
+    p.core.tick(200 * ms);  // far past the window: this process was late
+    EXPECT_EQ(p.core.stats().late_wakeups, 1u);
+    EXPECT_EQ(p.core.stats().confirmations, 2u);
+    EXPECT_EQ(p.core.stats().suspicions, 0u);
+    std::array<std::byte, wire::max_probe_reply_bytes> bytes{};
+    const std::uint32_t round = p.io.sent_of(wire::msg_type::probe, 8).back().second.sequence;
+    p.core.on_message(201 * ms, 1, wire::encode_probe_reply(round, heartbeat_word(1, 9), bytes));
+    EXPECT_EQ(p.core.stats().confirmed_alive, 1u);
+    p.core.tick(300 * ms);  // a fresh silence: PROBE
+    p.core.tick(400 * ms);  // late while asking: once more
+    EXPECT_EQ(p.core.stats().suspicions, 0u);
+    p.core.tick(500 * ms);  // late again while asking a second time: accused
+    EXPECT_EQ(p.core.stats().suspicions, 1u);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
 }
 
 }  // namespace

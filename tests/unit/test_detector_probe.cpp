@@ -49,9 +49,10 @@ TEST_P(HungRow, IsFoundInOneStepAndOneNotice) {
     const time_ns stopped_at = net.now();
     const std::vector<rank_t> victims = row(9 - count, count);  // 9 observes 8, the row's last
     for (const rank_t rank : victims) net.hang(rank, 600 * ms);
-    // Suspicion after delta, then one 2*delta window for the whole row; the
-    // slack covers the last word in flight and the notice's hops.
-    const time_ns bound = stopped_at + 3 * timeout_ns + 10 * ms;
+    // Suspicion after delta, then one 2*delta window for the whole row, each
+    // confirmed by an unanswered PROBE; the slack covers the last word in
+    // flight and the notice's hops.
+    const time_ns bound = stopped_at + 3 * timeout_ns + 2 * confirm_ns + 10 * ms;
     net.run_until(bound);
     EXPECT_TRUE(others_learnt(net, victims, bound));
     // 8 at its timeout, then the rest of the row together, in one notice.
@@ -84,7 +85,8 @@ struct observer_9 {
     observer_9() : core(config_for(16, 9), ring::make_flat(ring_order::rank, 16, 0), io, io) {
         core.start(0);
         core.on_heartbeat_word(1 * ms, heartbeat_word(8, 1));
-        core.tick(1 * ms + timeout_ns);  // 8 falls silent: suspected, mend to 7
+        core.tick(1 * ms + timeout_ns);               // 8 falls silent: PROBEd
+        core.tick(1 * ms + timeout_ns + confirm_ns);  // no answer: suspected, mend to 7
     }
     void reply(time_ns now, rank_t from, std::uint32_t round) {
         std::array<std::byte, wire::max_probe_reply_bytes> bytes{};
@@ -97,7 +99,7 @@ struct observer_9 {
         ADD_FAILURE() << "no probe to " << rank;
         return 0;
     }
-    static constexpr time_ns mended_at = 1 * ms + timeout_ns;
+    static constexpr time_ns mended_at = 1 * ms + timeout_ns + confirm_ns;
     recorder io;
     detector core;
 };
@@ -107,8 +109,9 @@ TEST(Probing, MendingProbesThePredecessorsBehindTheNewEmitter) {
     EXPECT_EQ(p.core.emitter(), 7u);
     std::vector<rank_t> probed;
     for (const auto& [to, msg] : p.io.sent_of(wire::msg_type::probe, 16)) probed.push_back(to);
-    EXPECT_EQ(probed, (std::vector<rank_t>{6, 5, 4}));
+    EXPECT_EQ(probed, (std::vector<rank_t>{8, 6, 5, 4}));  // 8: the confirmation
     EXPECT_EQ(p.core.stats().probes_sent, 3u);
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
 }
 
 TEST(Probing, ALiveNewEmitterMakesEveryProbeMoot) {
@@ -123,6 +126,7 @@ TEST(Probing, ALiveNewEmitterMakesEveryProbeMoot) {
     EXPECT_EQ(p.core.emitter(), 7u);
     // When 7 dies later, its predecessors are not condemned on old probes.
     p.core.tick(now + timeout_ns);
+    p.core.tick(now + timeout_ns + confirm_ns);
     EXPECT_EQ(p.io.failed, (std::vector<rank_t>{8, 7}));
     EXPECT_EQ(p.core.emitter(), 6u);
     EXPECT_EQ(p.core.stats().probes_sent, 3u + 3u);  // forgotten, so 5, 4 and 3 are asked afresh
@@ -133,10 +137,12 @@ TEST(Probing, SlowPredecessorAnsweringInsideItsWindowIsKept) {
     // 7 and 6 stay silent; 5 answers just before its window closes.
     p.reply(p.mended_at + 2 * timeout_ns - 1, 5, p.round_sent_to(5));
     p.core.tick(p.mended_at + 2 * timeout_ns);
+    p.core.tick(p.mended_at + 2 * timeout_ns + confirm_ns);
     EXPECT_EQ(p.io.failed, (std::vector<rank_t>{8, 7, 6}));
     EXPECT_EQ(p.core.emitter(), 5u);
     EXPECT_EQ(p.io.sent_of(wire::msg_type::new_observer, 16).back().first, 5u);
-    p.core.tick(p.mended_at + 4 * timeout_ns - 1);  // 5 has a fresh 2*timeout from the step
+    // 5 has a fresh 2*timeout from the step
+    p.core.tick(p.mended_at + 2 * timeout_ns + confirm_ns + 2 * timeout_ns - 1);
     EXPECT_EQ(p.core.stats().suspicions, 2u);
     const auto notices = p.io.sent_of(wire::msg_type::notice, 16);
     EXPECT_EQ(p.core.stats().notices_started, 2u);  // 8 alone, then 7 and 6 together
@@ -153,6 +159,7 @@ TEST(Probing, RepliesOfAnotherRoundOrRankCountForNothing) {
     EXPECT_EQ(p.core.stats().malformed_dropped, 1u);  // a reply forging another rank's word
     EXPECT_EQ(p.core.stats().stale_heartbeats, 0u);   // replies are never heartbeat words
     p.core.tick(p.mended_at + 2 * timeout_ns);
+    p.core.tick(p.mended_at + 2 * timeout_ns + confirm_ns);
     EXPECT_EQ(p.io.failed, (std::vector<rank_t>{8, 7, 6, 5, 4}));
     EXPECT_EQ(p.core.emitter(), 3u);
 }
@@ -187,6 +194,7 @@ TEST(Probing, WidthIsConfigurableAndBounded) {
     detector core(config, ring::make_flat(ring_order::rank, 16, 0), io, io);
     core.start(0);
     core.tick(1'000 * ms);
+    core.tick(1'000 * ms + confirm_ns);
     EXPECT_EQ(core.stats().probes_sent, 0u);
     EXPECT_GT(core.stats().suspicions, 0u);
 }

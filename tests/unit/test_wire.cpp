@@ -136,7 +136,7 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
         }
         case msg_type::new_observer: encode_new_observer(msg.handle_bytes(), again); break;
         case msg_type::notice:
-            encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed}, again);
+            encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed}, again);
             break;
         case msg_type::leave: encode_leave(msg.departed, again); break;
         case msg_type::probe: {

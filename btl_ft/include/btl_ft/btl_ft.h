@@ -36,7 +36,15 @@ typedef struct btl_ft_callbacks {
     /* optional (may be NULL): called just before `failed` for the ranks this
      * process declared failed itself (it observed them): where to fence */
     void (*suspected)(void *context, const uint32_t *ranks, size_t count);
+    /* optional: the emitter was heard again after silent_ns of silence, more
+     * than 3/4 of the timeout (a false failure came close) */
+    void (*close_call)(void *context, uint32_t emitter, int64_t silent_ns);
 } btl_ft_callbacks_t;
+
+/* How a failure reported with btl_ft_report_failure() became known. Only
+ * BTL_FT_CRASHED (the runtime saw the process end) is left out of the
+ * quorum rule's count of unconfirmed silence. */
+enum btl_ft_failure_kind { BTL_FT_UNREACHABLE = 1, BTL_FT_CRASHED = 2 };
 
 typedef struct btl_ft_config {
     uint32_t size;
@@ -55,6 +63,10 @@ typedef struct btl_ft_config {
                                        up to 8; 0 = the core's default */
     int quorum;                     /* nonzero: a process cut off from at least half of
                                        the processes stops instead of carrying on */
+    int64_t quorum_wait_ns;         /* how long such a process waits for the runtime to
+                                       confirm those failures first; 0 = the core's default */
+    int64_t confirm_ns;             /* how long an observer waits for a timed-out emitter
+                                       to answer a PROBE; 0 = the core's default */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {
@@ -68,6 +80,11 @@ typedef struct btl_ft_stats {
     uint64_t notices_duplicate;
     uint64_t malformed_dropped;
     uint64_t stale_heartbeats;
+    uint64_t confirmations;         /* PROBEs to an emitter that timed out */
+    uint64_t confirmed_alive;       /* ... answered in time: false failures avoided */
+    uint64_t close_calls;           /* emitter heard after more than 3/4 of the timeout */
+    uint64_t late_wakeups;          /* this process ran a quarter timeout past a deadline */
+    uint64_t quorum_holds;          /* times it found itself cut off and waited */
 } btl_ft_stats_t;
 
 /* Returns 0 on success; otherwise writes a message naming the bad field into
@@ -83,7 +100,10 @@ int64_t btl_ft_tick(btl_ft_detector_t *detector, int64_t now_ns);
 int btl_ft_on_message(btl_ft_detector_t *detector, int64_t now_ns, uint32_t from,
                       const void *bytes, size_t length);
 void btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64_t word);
-void btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank);
+/* kind: enum btl_ft_failure_kind */
+void btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank, int kind);
+/* a shrink completed with these world ranks as members (see detector::on_shrunk) */
+void btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *members, size_t count);
 void btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns);
 
 uint32_t btl_ft_emitter(const btl_ft_detector_t *detector);

@@ -22,6 +22,8 @@ public:
 
     bool contains(rank_t rank) const;
     bool insert(rank_t rank);  // true when newly added
+    bool erase(rank_t rank);   // true when it was there
+    void clear() { ranks_.clear(); }
     std::size_t size() const { return ranks_.size(); }
     bool empty() const { return ranks_.empty(); }
     std::span<const rank_t> ranks() const { return ranks_; }

@@ -61,6 +61,9 @@ public:
     // failed itself (its emitter timed out, or a probed predecessor stayed
     // silent): nobody else observed them, so this is where a caller fences.
     virtual void on_suspected(std::span<const rank_t> /*ranks*/) {}
+    // The emitter was heard again after `silent_ns` without a word, more
+    // than three quarters of the timeout: a false failure came close.
+    virtual void on_close_call(rank_t /*emitter*/, time_ns /*silent_ns*/) {}
 };
 
 struct detector_config {
@@ -89,7 +92,23 @@ struct detector_config {
     // of survivors. Off by default in the core (the simulator studies
     // failures, not partitions); the MPI shim turns it on.
     bool quorum = false;
+    // How long a process that the count finds cut off waits, holding its
+    // new failures back from the sink, for the runtime to confirm them
+    // (a fenced hang is killed and reported within milliseconds; across a
+    // real cut nothing is confirmed) before it stops.
+    time_ns quorum_wait_ns = 500'000'000;
+    // How long an observer whose emitter timed out waits for the answer to
+    // a PROBE sent to that emitter before declaring it failed. 0: a fifth
+    // of the timeout, at most 20 ms (detector_ring.cpp, confirm_window).
+    time_ns confirm_ns = 0;
 };
+
+// The confirmation window when detector_config::confirm_ns is 0: long
+// enough for a PROBE and its answer between two running detector threads,
+// short so that a real hang is declared a few milliseconds after the timeout.
+constexpr time_ns default_confirm_ns(time_ns timeout_ns) {
+    return timeout_ns / 5 < 20'000'000 ? timeout_ns / 5 : 20'000'000;
+}
 
 // Each detector holds max_probe_width - 1 probe slots of 16 bytes: kept
 // small because the simulator holds a million detectors.
@@ -108,6 +127,11 @@ struct detector_stats {
     std::uint64_t malformed_dropped = 0;    // rejected by the decoder
     std::uint64_t stale_heartbeats = 0;     // heartbeat word from a rank that is not our emitter
     std::uint64_t probes_sent = 0;          // PROBEs to predecessors beyond a new emitter
+    std::uint64_t confirmations = 0;        // PROBEs to an emitter that timed out
+    std::uint64_t confirmed_alive = 0;      // ... that it answered in time: a false failure avoided
+    std::uint64_t close_calls = 0;          // emitter heard after > 3/4 of the timeout of silence
+    std::uint64_t late_wakeups = 0;         // tick() ran more than a quarter timeout past its deadline
+    std::uint64_t quorum_holds = 0;         // times the count found this process cut off and it waited
 };
 
 // The 64-bit heartbeat word: emitter rank in the high 32 bits, sequence
@@ -143,8 +167,15 @@ public:
     // Returns false when the message was malformed or foreign (dropped and counted).
     bool on_message(time_ns now, rank_t from, std::span<const std::byte> bytes);
     void on_heartbeat_word(time_ns now, std::uint64_t word);
-    // A failure learnt elsewhere (runtime event, transport error).
-    void report_failure(time_ns now, rank_t rank);
+    // A failure learnt elsewhere: `crashed` from the runtime (the process
+    // ended), `unreachable` from a transport error. A crash report for a
+    // rank already failed confirms it (see detector_quorum.cpp).
+    void report_failure(time_ns now, rank_t rank, failure_kind kind = failure_kind::unreachable);
+    // A shrink that every process this one believes alive took part in
+    // completed with `members` (world ranks): each of them answered, so
+    // the failures known so far are settled and stop counting toward the
+    // quorum rule. A smaller shrink proves nothing and changes nothing.
+    void on_shrunk(time_ns now, std::span<const rank_t> members);
     // Clean departure (MPI_Finalize): tells the observer so it is not suspected.
     void leave(time_ns now);
 
@@ -155,6 +186,7 @@ public:
     rank_t observer() const;
     bool stopped() const;  // left, or declared dead
     const dead_set& dead() const;
+    failure_kind kind_of(rank_t rank) const;  // of a rank in dead()
     const detector_stats& stats() const;
 
     struct state;  // opaque; public only so the core's own helpers can name it

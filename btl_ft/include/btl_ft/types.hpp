@@ -30,6 +30,15 @@ enum class propagator_kind : std::uint8_t {
     chord,  // forward-only binomial graph (seed 003)
 };
 
+// How a failure became known. Only a confirmed failure is proof that the
+// process is gone rather than on the other side of a silent network cut, so
+// only `crashed` is left out of the quorum rule's count (detector_quorum.cpp).
+enum class failure_kind : std::uint8_t {
+    suspected,    // silence past the timeout, confirmed by nobody: a hang, or a cut
+    unreachable,  // a transport error: a dead peer, or a link that went down
+    crashed,      // the runtime saw the process end (its daemon reaped it)
+};
+
 std::optional<ring_order> parse_ring_order(std::string_view word);
 std::optional<propagator_kind> parse_propagator(std::string_view word);
 std::string_view name_of(ring_order order);

@@ -13,7 +13,8 @@
 //
 //   HEARTBEAT      word:u64
 //   NEWOBSERVER    length:u8 (<= 64), flag handle bytes
-//   NOTICE         mode:u8, route:u8, source, sequence, failed list, departed list
+//   NOTICE         mode:u8, route:u8, source, sequence, failed list, departed list,
+//                  crashed list (the failed ranks the runtime confirmed dead)
 //   LEAVE          departed list (ranks the leaver knows left, near it on the ring)
 //   DECLARED_DEAD  (nothing: "you are in my dead set")
 //   PROBE          round:varint ("are you alive?", from an observer mending)
@@ -43,7 +44,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // 2 added PROBE and PROBE_REPLY. Bumped rather than only adding types: a
 // version-1 peer would drop every PROBE, and a silent prober's target is
 // condemned, so the two must not half-understand each other.
-inline constexpr std::uint8_t version = 2;
+// 3 added the crashed list of NOTICE, which the quorum rule of a version-2
+// peer would not know to leave out of its count.
+inline constexpr std::uint8_t version = 3;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = 64;
@@ -81,6 +84,7 @@ enum class status : std::uint8_t {
     rank_out_of_range,  // a rank >= job size
     unsorted,           // a rank list with a zero gap (duplicate)
     overlap,            // a rank both failed and departed, or the source listed
+    not_failed,         // a crashed rank missing from the failed list
     bad_handle_length,  // flag handle > 64 bytes
     bad_mode,
     bad_route,
@@ -104,6 +108,7 @@ struct message {
     std::uint32_t sequence = 0;                      // notice; probe round (probe, probe_reply)
     std::vector<rank_t> failed;                      // notice
     std::vector<rank_t> departed;                    // notice, leave
+    std::vector<rank_t> crashed;                     // notice: a subset of failed
 
     std::span<const std::byte> handle_bytes() const { return {handle.data(), handle_length}; }
 };
@@ -122,6 +127,7 @@ struct notice_fields {
     std::uint32_t sequence;
     std::span<const rank_t> failed;    // sorted, unique
     std::span<const rank_t> departed;  // sorted, unique
+    std::span<const rank_t> crashed;   // sorted, unique, a subset of failed
 };
 void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);
@@ -129,7 +135,7 @@ void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out)
 // Worst-case bytes of a rank list of `count` ranks (5 per rank), for chunking.
 inline constexpr std::size_t max_varint_bytes = 5;
 // Fixed overhead bound of a notice without its ranks.
-inline constexpr std::size_t notice_overhead_bytes = header_bytes + 2 + 4 * max_varint_bytes;
+inline constexpr std::size_t notice_overhead_bytes = header_bytes + 2 + 5 * max_varint_bytes;
 
 // Probes are encoded into caller-owned arrays, so probing allocates nothing;
 // each returns the used prefix of `out` (the round is a varint).

@@ -26,6 +26,7 @@
 
 #include "ompi_config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/errhandler/errhandler.h"
+#include "ompi/group/group.h"
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/params.h"
 
@@ -179,13 +181,81 @@ int ompi_comm_failure_detector_finalize(void)
     return OMPI_SUCCESS;
 }
 
-void ompi_comm_failure_detector_proc_failed(struct ompi_proc_t *proc)
+static void report(const struct ompi_proc_t *proc, int kind)
 {
     const opal_process_name_t *name = &proc->super.proc_name;
 
     if (detector_active && name->jobid == OMPI_PROC_MY_NAME->jobid && name->vpid < world_size) {
-        ompi_comm_ft_driver_report(name->vpid);
+        opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: rank %u reported %s",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), name->vpid,
+                            BTL_FT_CRASHED == kind ? "ended by the runtime" : "failed by ULFM");
+        ompi_comm_ft_driver_report(name->vpid, kind);
     }
+}
+
+/* Whatever ULFM learnt, first hand or not (a BTL error, an agreement, our own
+ * notice): proof of nothing more than unreachability. */
+void ompi_comm_failure_detector_proc_failed(struct ompi_proc_t *proc)
+{
+    report(proc, BTL_FT_UNREACHABLE);
+}
+
+/* The runtime saw the process end: the one source that confirms a failure
+ * for the quorum rule, even one ULFM already knows (a fenced hang). */
+void ompi_comm_failure_detector_proc_crashed(struct ompi_proc_t *proc)
+{
+    report(proc, BTL_FT_CRASHED);
+}
+
+/* A shrink completed: the core settles the failures behind it when every
+ * process it believes alive is a member (each of them answered). */
+void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
+{
+    ompi_group_t *world_group = ompi_mpi_comm_world.comm.c_local_group;
+    int size = ompi_comm_size(comm);
+    int *local, *world;
+
+    if (!detector_active || OMPI_COMM_IS_INTER(comm)) {
+        return;
+    }
+    local = malloc(size * sizeof(*local));
+    world = malloc(size * sizeof(*world));
+    if (NULL != local && NULL != world) {
+        for (int i = 0; i < size; ++i) {
+            local[i] = i;
+        }
+        if (OMPI_SUCCESS
+            == ompi_group_translate_ranks(comm->c_local_group, size, local, world_group, world)) {
+            /* int and uint32_t have the same size and representation here */
+            ompi_comm_ft_driver_deliver(OMPI_FT_INBOX_SHRUNK, world_size, world,
+                                        size * sizeof(*world));
+        }
+    }
+    free(local);
+    free(world);
+}
+
+void ompi_comm_ft_detector_close_call(uint32_t emitter, int64_t silent_ns)
+{
+    opal_output(0, "%s btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
+                   "(timeout %.1f ms): a false failure came close; consider a larger "
+                   "mpi_ft_detector_timeout",
+                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), emitter, silent_ns / 1e6,
+                params.timeout_ns / 1e6);
+}
+
+/* At finalize: silent when nothing came close, so a healthy job prints nothing. */
+void ompi_comm_ft_detector_report_counters(const btl_ft_stats_t *stats)
+{
+    if (0 == stats->close_calls && 0 == stats->confirmed_alive && 0 == stats->late_wakeups
+        && 0 == stats->quorum_holds) {
+        return;
+    }
+    opal_output(0, "%s btl_ft: heartbeat deadlines: %" PRIu64 " close calls, %" PRIu64
+                   " timed-out emitters that answered a probe, %" PRIu64
+                   " late wake-ups of the detector, %" PRIu64 " quorum waits",
+                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), stats->close_calls, stats->confirmed_alive,
+                stats->late_wakeups, stats->quorum_holds);
 }
 
 static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
@@ -230,15 +300,17 @@ static ompi_proc_t *world_peer(uint32_t rank)
 
 void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
 {
-    ompi_proc_t *proc = world_peer(rank);
-
-    if (NULL == proc) {
-        return;
-    }
     opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed (%s)",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank,
                         was_observing ? "suspected by its observer" : "notice");
-    if (was_observing && params.fence && ompi_proc_is_active(proc)) {
+}
+
+/* This process declared `rank` failed itself: nobody else observed it. */
+void ompi_comm_ft_detector_fence(uint32_t rank)
+{
+    ompi_proc_t *proc = world_peer(rank);
+
+    if (NULL != proc && params.fence && ompi_proc_is_active(proc)) {
         fence(proc);
     }
 }

@@ -74,22 +74,28 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
                                             const void *handle, size_t length);
 
 /* comm_ft_detector_driver.c */
-enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_HEARTBEAT = 1 };
+/* SHRUNK: the world ranks (uint32_t) of a shrunk communicator, queued like a
+ * message so the core sees it in order with what arrived before */
+enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_HEARTBEAT = 1,
+                               OMPI_FT_INBOX_SHRUNK = 2 };
 
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool use_thread,
                              char *error, size_t error_length);
 int ompi_comm_ft_driver_start(void);
 void ompi_comm_ft_driver_finalize(void);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
-void ompi_comm_ft_driver_report(uint32_t rank);
+void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length);
 
 /* comm_ft_detector.c: where the core's conclusions go. failed() and
  * declared_dead_self() run with the core lock held, from the driver;
  * tell_ulfm() runs from opal_progress, with no lock of ours held. */
 void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing);
+void ompi_comm_ft_detector_fence(uint32_t rank);
 void ompi_comm_ft_detector_tell_ulfm(uint32_t rank);
 void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason);
+void ompi_comm_ft_detector_close_call(uint32_t emitter, int64_t silent_ns);
+void ompi_comm_ft_detector_report_counters(const btl_ft_stats_t *stats);
 
 END_C_DECLS
 

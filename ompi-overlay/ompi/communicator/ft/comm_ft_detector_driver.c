@@ -55,10 +55,12 @@
 #define NS_PER_S 1000000000LL
 #define PROGRESS_INTERVAL_NS 1000000LL /* 1 ms */
 
-/* ranks, each at most once until popped; guarded by queue_lock */
+/* ranks, each at most once until popped, with the strongest kind pushed
+ * (enum btl_ft_failure_kind: a crash confirms an earlier report); guarded by
+ * queue_lock */
 typedef struct rank_queue_t {
     uint32_t *ranks;
-    bool *pending;
+    uint8_t *pending; /* 0: not queued, else the kind */
     size_t count;
 } rank_queue_t;
 
@@ -115,23 +117,30 @@ static int64_t now_ns(void)
  * The core's sink; runs inside a core call, core lock held.
  */
 
-static bool rank_queue_push(rank_queue_t *queue, uint32_t rank)
+static bool rank_queue_push(rank_queue_t *queue, uint32_t rank, int kind)
 {
-    if (rank >= world_size || queue->pending[rank]) {
+    if (rank >= world_size) {
         return false;
     }
-    queue->pending[rank] = true;
+    if (queue->pending[rank]) {
+        if (kind > queue->pending[rank]) {
+            queue->pending[rank] = (uint8_t) kind;
+        }
+        return false;
+    }
+    queue->pending[rank] = (uint8_t) kind;
     queue->ranks[queue->count++] = rank;
     return true;
 }
 
-static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank)
+static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank, int *kind)
 {
     if (0 == queue->count) {
         return false;
     }
     *rank = queue->ranks[--queue->count];
-    queue->pending[*rank] = false;
+    *kind = queue->pending[*rank];
+    queue->pending[*rank] = 0;
     return true;
 }
 
@@ -139,21 +148,28 @@ static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
         bool observed = ranks[i] == observed_emitter || suspected_here[ranks[i]];
+        if (ranks[i] == observed_emitter && !suspected_here[ranks[i]]) {
+            ompi_comm_ft_detector_fence(ranks[i]); /* reported by ULFM, but our emitter */
+        }
         suspected_here[ranks[i]] = false;
         ompi_comm_ft_detector_failed(ranks[i], observed);
         pthread_mutex_lock(&queue_lock);
-        if (accepting && rank_queue_push(&to_ulfm, ranks[i])) {
+        if (accepting && rank_queue_push(&to_ulfm, ranks[i], 1)) {
             to_ulfm_queued = 1;
         }
         pthread_mutex_unlock(&queue_lock);
     }
 }
 
+/* Fenced at once, even while the core holds the failures back from ULFM
+ * (quorum wait): the runtime's word that the fenced process ended is what
+ * releases them. */
 static void on_suspected(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
         if (ranks[i] < world_size) {
             suspected_here[ranks[i]] = true;
+            ompi_comm_ft_detector_fence(ranks[i]);
         }
     }
 }
@@ -163,6 +179,11 @@ static void on_declared_dead_self(void *context, uint32_t told_by, const char *r
     ompi_comm_ft_detector_declared_dead_self(told_by, reason);
 }
 
+static void on_close_call(void *context, uint32_t emitter, int64_t silent_ns)
+{
+    ompi_comm_ft_detector_close_call(emitter, silent_ns);
+}
+
 /*
  * One step of the core, core lock held.
  */
@@ -170,16 +191,17 @@ static void on_declared_dead_self(void *context, uint32_t told_by, const char *r
 static void drain_reports(int64_t now)
 {
     uint32_t rank;
+    int kind;
 
     for (;;) {
         pthread_mutex_lock(&queue_lock);
-        if (!rank_queue_pop(&reports, &rank)) {
+        if (!rank_queue_pop(&reports, &rank, &kind)) {
             pthread_mutex_unlock(&queue_lock);
             return;
         }
         pthread_mutex_unlock(&queue_lock);
         observed_emitter = btl_ft_emitter(core);
-        btl_ft_report_failure(core, now, rank);
+        btl_ft_report_failure(core, now, rank, kind);
     }
 }
 
@@ -203,6 +225,9 @@ static void drain_inbox(int64_t now)
             btl_ft_on_heartbeat_word(core, now, word);
         } else if (OMPI_FT_INBOX_MESSAGE == item->kind) {
             (void) btl_ft_on_message(core, now, item->from, item->bytes, item->length);
+        } else if (OMPI_FT_INBOX_SHRUNK == item->kind) {
+            btl_ft_on_shrunk(core, now, (const uint32_t *) item->bytes,
+                             item->length / sizeof(uint32_t));
         }
         free(item);
     }
@@ -285,14 +310,14 @@ static void *driver_thread_main(opal_object_t *object)
 static int deliver_to_ulfm_cb(void)
 {
     uint32_t rank;
-    int delivered = 0;
+    int kind, delivered = 0;
 
     if (0 == to_ulfm_queued) {
         return 0;
     }
     for (;;) {
         pthread_mutex_lock(&queue_lock);
-        if (!rank_queue_pop(&to_ulfm, &rank)) {
+        if (!rank_queue_pop(&to_ulfm, &rank, &kind)) {
             to_ulfm_queued = 0;
             pthread_mutex_unlock(&queue_lock);
             return delivered;
@@ -329,10 +354,10 @@ static void wake_locked(void)
     pthread_cond_signal(&queue_cond);
 }
 
-void ompi_comm_ft_driver_report(uint32_t rank)
+void ompi_comm_ft_driver_report(uint32_t rank, int kind)
 {
     pthread_mutex_lock(&queue_lock);
-    if (accepting && rank_queue_push(&reports, rank)) {
+    if (accepting && rank_queue_push(&reports, rank, kind)) {
         wake_locked();
     }
     pthread_mutex_unlock(&queue_lock);
@@ -425,6 +450,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
         .failed = on_failed,
         .declared_dead_self = on_declared_dead_self,
         .suspected = on_suspected,
+        .close_call = on_close_call,
     };
     pthread_condattr_t attr;
 
@@ -516,6 +542,7 @@ void ompi_comm_ft_driver_finalize(void)
     pthread_mutex_lock(&core_lock);
     btl_ft_leave(core, now_ns());
     btl_ft_get_stats(core, &stats);
+    ompi_comm_ft_detector_report_counters(&stats);
     opal_output_verbose(10, ompi_ftmpi_output_handle,
                         "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
                         " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64,

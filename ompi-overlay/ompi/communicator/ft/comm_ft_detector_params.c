@@ -101,8 +101,13 @@ int ompi_comm_ft_detector_params_register(void)
                       "A process that loses contact with at least half of the processes at "
                       "once (exactly half: without the lowest rank among them) stops instead "
                       "of going on, so that a node cut off from the network never carries on "
-                      "as a second set of survivors. Turn off only for applications that must "
-                      "survive the simultaneous crash of half of their processes",
+                      "as a second set of survivors. Only unconfirmed silence counts: a "
+                      "process the runtime saw end (a crash, or a hang the detector fenced) "
+                      "does not, nor do failures a shrink of every live process has settled; "
+                      "before stopping, a process waits up to 0.5 s, holding the failures back "
+                      "from the application, for the runtime to confirm them. The price: half "
+                      "of the job or more hanging at once, unconfirmed, stops the rest. Turn "
+                      "off only for applications that must survive that",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_quorum);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "

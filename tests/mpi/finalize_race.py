@@ -1,0 +1,49 @@
+"""A rank fails just before the others finalize, as a pass/fail test.
+
+  finalize_race.py --np 9 --transport tcp [--runs 3] [--victim 4]
+
+Runs ulfm_finalize_race.c --runs times: every survivor must return from
+MPI_Finalize and mpirun must end within its bound, exiting 0.
+"""
+import argparse
+import sys
+
+import harness
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, required=True)
+    p.add_argument("--transport", type=harness.transport_arg, default=None)
+    p.add_argument("--victim", type=int, default=None, help="default: the middle rank")
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args()
+    victim = args.np // 2 if args.victim is None else args.victim
+    mca = dict(kv.split("=", 1) for kv in args.mca)
+    if args.transport:
+        mca = {**harness.transport_mca(args.transport), **mca}
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_finalize_race.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    status = 0
+    for attempt in range(args.runs):
+        run = harness.run(harness.mpirun_command(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],
+                                                 mca=mca),
+                          deadline_s=args.deadline_s + 30, program_name=str(exe))
+        problems = []
+        if run.timed_out:
+            problems.append(f"mpirun overran its bound of {args.deadline_s + 30} s")
+        elif run.returncode != 0:
+            problems.append(f"mpirun exit status {run.returncode}")
+        problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
+        finalized = sorted(r["rank"] for r in run.records if r.get("finalized"))
+        expected = [r for r in range(args.np) if r != victim]
+        if finalized != expected:
+            problems.append(f"ranks that left MPI_Finalize: {finalized}, expected {expected}")
+        status |= harness.verdict(f"finalize race {attempt + 1} of {args.runs}, np {args.np}", run, problems)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
