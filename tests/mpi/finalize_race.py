@@ -31,11 +31,7 @@ def main():
         run = harness.run(harness.mpirun_command(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],
                                                  mca=mca),
                           deadline_s=args.deadline_s + 30, program_name=str(exe))
-        problems = []
-        if run.timed_out:
-            problems.append(f"mpirun overran its bound of {args.deadline_s + 30} s")
-        elif run.returncode != 0:
-            problems.append(f"mpirun exit status {run.returncode}")
+        problems = harness.exit_problems(run, args.deadline_s + 30)
         problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
         finalized = sorted(r["rank"] for r in run.records if r.get("finalized"))
         expected = [r for r in range(args.np) if r != victim]

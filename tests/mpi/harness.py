@@ -152,6 +152,15 @@ def save_records(name, records, **extra):
             out.write(json.dumps({"scenario": name, **extra, **r}) + "\n")
 
 
+def exit_problems(run, bound_s):
+    """What is wrong with how mpirun ended: overran its bound, or a non-zero status."""
+    if run.timed_out:
+        return [f"mpirun overran its bound of {bound_s} s"]
+    if run.returncode != 0:
+        return [f"mpirun exit status {run.returncode}"]
+    return []
+
+
 def verdict(name, run, problems):
     """Prints the outcome of a test; returns its exit status."""
     if problems:

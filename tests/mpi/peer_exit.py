@@ -27,11 +27,7 @@ def main():
     run = harness.run(harness.mpirun_command(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
                                              mca=harness.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 30, program_name=str(exe))
-    problems = []
-    if run.timed_out:
-        problems.append(f"mpirun overran its bound of {args.deadline_s + 30} s")
-    elif run.returncode != 0:
-        problems.append(f"mpirun exit status {run.returncode}")
+    problems = harness.exit_problems(run, args.deadline_s + 30)
     survivor = [r for r in run.records if r.get("rank") == 0]
     if not survivor:
         problems.append("rank 0 did not report: it died with its peer")

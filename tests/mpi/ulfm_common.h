@@ -10,8 +10,10 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 /* CLOCK_MONOTONIC is shared by every process of the machine, namespaces
  * included, so injection and detection times compare across ranks. */
@@ -39,6 +41,31 @@ static inline void format_failed_group(char *out, size_t size)
     if (used < size) snprintf(out + used, size - used, "]");
     MPI_Group_free(&failed);
     MPI_Group_free(&world);
+}
+
+/* A bound on the whole program: past it, print {"rank":R,"error":WHAT} and
+ * exit 3, so a hang is reported by the process that hung. */
+static int deadline_rank = -1;
+static const char *deadline_what = "deadline passed";
+
+static inline void deadline_passed(int sig)
+{
+    char line[160];
+    int n = snprintf(line, sizeof line, "{\"rank\":%d,\"error\":\"%s\"}\n", deadline_rank, deadline_what);
+    (void)sig;
+    if (n > 0) {
+        ssize_t ignored = write(STDOUT_FILENO, line, (size_t)n);
+        (void)ignored;
+    }
+    _exit(3);
+}
+
+static inline void set_deadline(int rank, int seconds, const char *what)
+{
+    deadline_rank = rank;
+    deadline_what = what;
+    signal(SIGALRM, deadline_passed);
+    alarm((unsigned)seconds);
 }
 
 #endif

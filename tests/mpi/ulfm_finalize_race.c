@@ -20,20 +20,6 @@
 
 #include "ulfm_common.h"
 
-static int world_rank = -1;
-
-static void on_deadline(int sig)
-{
-    char line[120];
-    int n = snprintf(line, sizeof line, "{\"rank\":%d,\"error\":\"still in MPI_Finalize\"}\n", world_rank);
-    (void) sig;
-    if (n > 0) {
-        ssize_t ignored = write(STDOUT_FILENO, line, (size_t) n);
-        (void) ignored;
-    }
-    _exit(3);
-}
-
 static void sleep_until(long long when_ns)
 {
     long long left;
@@ -45,7 +31,7 @@ static void sleep_until(long long when_ns)
 
 int main(int argc, char **argv)
 {
-    int victim = 1, size, deadline_s = 30;
+    int victim = 1, world_rank, size, deadline_s = 30;
     long long spread_ms = 80, kill_at_ns;
 
     MPI_Init(&argc, &argv);
@@ -64,8 +50,7 @@ int main(int argc, char **argv)
         raise(SIGKILL);
     }
     sleep_until(kill_at_ns - spread_ms * 250000LL + spread_ms * 1000000LL * world_rank / size);
-    signal(SIGALRM, on_deadline);
-    alarm((unsigned) deadline_s);
+    set_deadline(world_rank, deadline_s, "still in MPI_Finalize");
     MPI_Finalize();
     printf("{\"rank\":%d,\"finalized\":true}\n", world_rank);
     return 0;

@@ -19,21 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ulfm_common.h"
+
 #define MAX_VICTIMS 64
-
-static int world_rank = -1;
-
-static void on_deadline(int sig)
-{
-    char line[120];
-    int n = snprintf(line, sizeof line, "{\"rank\":%d,\"error\":\"deadline passed\"}\n", world_rank);
-    (void) sig;
-    if (n > 0) {
-        ssize_t ignored = write(STDOUT_FILENO, line, (size_t) n);
-        (void) ignored;
-    }
-    _exit(3);
-}
 
 static int parse_victims(const char *text, int *victims)
 {
@@ -48,7 +36,7 @@ static int parse_victims(const char *text, int *victims)
 
 int main(int argc, char **argv)
 {
-    int victims[MAX_VICTIMS], victim_count = 0, deadline_s = 30, world_size, size;
+    int victims[MAX_VICTIMS], victim_count = 0, deadline_s = 30, world_rank, world_size, size;
     const char *kind = "crash";
     MPI_Comm comm, shrunk;
 
@@ -60,8 +48,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--kind")) kind = argv[i + 1];
         else if (!strcmp(argv[i], "--deadline-s")) deadline_s = atoi(argv[i + 1]);
     }
-    signal(SIGALRM, on_deadline);
-    alarm((unsigned) deadline_s);
+    set_deadline(world_rank, deadline_s, "deadline passed");
 
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
