@@ -40,11 +40,7 @@ def main():
     run = harness.run(harness.mpirun_command(args.np, program, mca=harness.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 20, program_name=str(exe))
 
-    problems = []
-    if run.timed_out:
-        problems.append(f"mpirun overran its bound of {args.deadline_s + 20} s")
-    elif run.returncode != 0:
-        problems.append(f"mpirun exit status {run.returncode}")
+    problems = harness.exit_problems(run, args.deadline_s + 20)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     senders = range(0, 2 * args.pairs, 2)
     killed = range(1, 2 * args.pairs, 2) if args.peer == "killed" else range(0)
