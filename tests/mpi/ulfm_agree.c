@@ -3,13 +3,14 @@
  * it, then does what an application does: acknowledge, agree on the failed
  * set, shrink, and check a computation on the survivors. Victims inject
  * their own failure (SIGKILL = crash, SIGSTOP = hang) so the injection time
- * is exact; the harness may also inject from outside (--kind external).
+ * is exact; with --kind mixed, the first victim crashes and the others hang.
+ * The harness may also inject from outside (--kind external).
  *
  * Each survivor prints one JSON line with its timings, measured against the
  * injection time the first victim wrote to --inject-file (CLOCK_MONOTONIC is
  * shared by every process of the machine, namespaces included).
  *
- *   ulfm_agree --victims 3,5 --kind crash|hang|external|none
+ *   ulfm_agree --victims 3,5 --kind crash|hang|mixed|external|none
  *              [--inject-after-ms 300] [--inject-file F] [--deadline-s 30]
  *              [--compute-s S]   (first compute S seconds without any MPI call)
  */
@@ -84,9 +85,9 @@ static void parse(int argc, char **argv, struct options *o)
         else usage_error("unknown option (see the comment at the top of ulfm_agree.c)");
         i++;
     }
-    if (strcmp(o->kind, "crash") && strcmp(o->kind, "hang") && strcmp(o->kind, "external") &&
-        strcmp(o->kind, "none"))
-        usage_error("--kind must be crash, hang, external or none");
+    if (strcmp(o->kind, "crash") && strcmp(o->kind, "hang") && strcmp(o->kind, "mixed") &&
+        strcmp(o->kind, "external") && strcmp(o->kind, "none"))
+        usage_error("--kind must be crash, hang, mixed, external or none");
 }
 
 static bool is_victim(const struct options *o, int rank)
@@ -106,7 +107,8 @@ static void inject(const struct options *o)
         }
     }
     fflush(stdout);
-    raise(strcmp(o->kind, "hang") == 0 ? SIGSTOP : SIGKILL);
+    bool hang = !strcmp(o->kind, "hang") || (!strcmp(o->kind, "mixed") && world_rank != o->victims[0]);
+    raise(hang ? SIGSTOP : SIGKILL);
     /* a hung victim that is resumed must not rejoin the computation */
     pause();
 }

@@ -3,6 +3,7 @@
   netns_scenario.py --kind none|crash|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
                     [--nodes 2] [--np 4] [--victims 3] [--variant ompi|ompi-stock]
                     [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
+                    [--summary crashed|hung|lost]
 
 crash: the victims kill themselves (SIGKILL). The node losses hit the last
 node from outside once its ranks compute: stop-ranks stops its MPI ranks
@@ -10,7 +11,9 @@ node from outside once its ranks compute: stop-ranks stops its MPI ranks
 kill-node every process in it (prted too), cut and cut-blackhole isolate it
 silently (see nodes.cut_link). Checks are scenario.py's, plus for a cut: the
 cut node's ranks have stopped (they must not go on as a second set of
-survivors) a few seconds after the cut. --expect report
+survivors) a few seconds after the cut; with --summary, mpirun's summary
+line names every victim as crashed, hung (fenced) or lost with its node
+(tests/mpi/failure_summary.py, check_summary). --expect report
 prints what happened without failing on it (a fault the build under test is
 not expected to survive). Exit 77 (ctest: skipped) when namespaces cannot be
 made or the build has no mpirun.
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import nodes
 import scenario
+import failure_summary  # after nodes, which puts tests/mpi on the path
 from nodes import harness
 
 EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole")
@@ -43,6 +47,8 @@ def parse():
     p.add_argument("--source", default=str(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
                    help="a program with ulfm_agree's options and output")
     p.add_argument("--name", default=None)
+    p.add_argument("--summary", choices=["crashed", "hung", "lost"], default=None,
+                   help="check mpirun's summary line names every victim so")
     return p.parse_args()
 
 
@@ -200,6 +206,10 @@ def main():
                         f"{max(1, args.deadline_s - 3)} s after the cut: a second set of survivors")
     if notes.get("killed_ranks") not in (None, victims):
         problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
+    if args.summary:
+        reason = {"crashed": failure_summary.CRASHED, "hung": failure_summary.FENCED,
+                  "lost": f"lost with its node {names[-1]}"}[args.summary]
+        problems += failure_summary.check_summary(run.output, args.np, {v: reason for v in victims})
     for r in run.records:
         print(json.dumps(r))
     summary = outcome(run, overrun_notes)
