@@ -126,7 +126,10 @@ def run(cmd, deadline_s, program_name=None, on_overrun=None):
     if program_name:
         subprocess.run(["pkill", "-KILL", "-f", program_name], check=False)
     records = []
-    for line in output.splitlines():
+    # A help message forwarded by PRRTE ends with its string's NUL, which
+    # then stands before the next line of output: drop it, or that line's
+    # record is lost.
+    for line in output.replace("\0", "").splitlines():
         line = line.strip()
         if line.startswith("{") and line.endswith("}"):
             try:
