@@ -54,14 +54,10 @@ void detector::state::accept_word(time_ns now, std::uint64_t word) {
         last_sequence = sequence;
         have_sequence = true;
     }
-    if (known_emitter) {
-        heard_emitter(now);
-    } else {
-        last_heard_at = now;
-        confirming = false;
-        confirm_attempts = 0;
-        emitter_deadline = now + config.timeout_ns;
+    if (!known_emitter) {
+        last_heard_at = now;  // its first word after mending: no silence to report
     }
+    heard_emitter(now);
     forget_probes();  // the emitter lives: whatever is behind it is its own observer's business
 }
 
