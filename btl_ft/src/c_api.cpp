@@ -95,6 +95,7 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
         out.quorum_wait_ns = config.quorum_wait_ns;
     }
     out.confirm_ns = config.confirm_ns;
+    out.answer_within_ns = config.answer_within_ns;
     return out;
 }
 

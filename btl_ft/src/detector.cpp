@@ -62,6 +62,9 @@ std::string config_error(const detector_config& config) {
     if (config.confirm_ns < 0 || config.confirm_ns > config.timeout_ns) {
         return too("confirm_ns", config.confirm_ns, "must be in [0, timeout_ns] (0: the default)");
     }
+    if (config.answer_within_ns < 0 || config.answer_within_ns > config.timeout_ns) {
+        return too("answer_within_ns", config.answer_within_ns, "must be in [0, timeout_ns]");
+    }
     if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
     return {};
 }

@@ -76,7 +76,8 @@ void detector::state::heard_emitter(time_ns now) {
 }
 
 time_ns detector::state::confirm_window() const {
-    return config.confirm_ns > 0 ? config.confirm_ns : default_confirm_ns(config.timeout_ns);
+    const time_ns window = config.confirm_ns > 0 ? config.confirm_ns : default_confirm_ns(config.timeout_ns);
+    return std::max(window, config.answer_within_ns);
 }
 
 // The emitter timed out: ask it directly before declaring it failed. Its

@@ -363,5 +363,38 @@ TEST(DetectorConfirm, ALateObserverAsksAgainBeforeAccusing) {
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
 }
 
+// An emitter whose host answers only every so often (the MPI driver while
+// the application computes) is given that long to answer the PROBE: 30 ms
+// here, past the default window of 10 ms (a fifth of the timeout).
+TEST(DetectorConfirm, TheWindowCoversHowLongTheHostTakesToAnswer) {
+    for (const time_ns answer_within : {time_ns{0}, 30 * ms}) {
+        detector_config config = config_for(8, 2);
+        config.answer_within_ns = answer_within;
+        probe p(8, 2, config);
+        p.core.start(0);
+        p.core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
+        for (time_ns now = 10 * ms; now <= 50 * ms; now += 10 * ms) p.core.tick(now);
+        p.core.tick(51 * ms);  // timed out: PROBE
+        ASSERT_EQ(p.core.stats().confirmations, 1u);
+        p.core.tick(51 * ms + 11 * ms);  // past the default window
+        const std::uint32_t round = p.io.sent_of(wire::msg_type::probe, 8).back().second.sequence;
+        std::array<std::byte, wire::max_probe_reply_bytes> bytes{};
+        p.core.on_message(51 * ms + 25 * ms, 1, wire::encode_probe_reply(round, heartbeat_word(1, 6), bytes));
+        if (answer_within == 0) {
+            EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+        } else {
+            EXPECT_TRUE(p.io.failed.empty());
+            EXPECT_EQ(p.core.stats().confirmed_alive, 1u);
+            EXPECT_EQ(p.core.emitter(), 1u);
+        }
+    }
+}
+
+TEST(DetectorConfirm, AnAnswerBoundBeyondTheTimeoutIsRejected) {
+    detector_config config = config_for(8, 2);
+    config.answer_within_ns = config.timeout_ns + 1;
+    EXPECT_NE(config_error(config).find("answer_within_ns"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace btl_ft::testing

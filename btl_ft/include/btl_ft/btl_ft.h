@@ -67,6 +67,9 @@ typedef struct btl_ft_config {
                                        confirm those failures first; 0 = the core's default */
     int64_t confirm_ns;             /* how long an observer waits for a timed-out emitter
                                        to answer a PROBE; 0 = the core's default */
+    int64_t answer_within_ns;       /* the longest a live process of this host takes to
+                                       answer a message (0: at once); the confirmation
+                                       window is never shorter */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {

@@ -101,6 +101,13 @@ struct detector_config {
     // a PROBE sent to that emitter before declaring it failed. 0: a fifth
     // of the timeout, at most 20 ms (detector_ring.cpp, confirm_window).
     time_ns confirm_ns = 0;
+    // The longest a live process may take to answer a message, because of
+    // how its host drives the detector (0: at once). The MPI driver
+    // progresses a process whose application computes outside MPI every
+    // half period, so it sets one period here. The confirmation window is
+    // never shorter, or a computing emitter would be declared failed for
+    // answering on its host's schedule.
+    time_ns answer_within_ns = 0;
 };
 
 // The confirmation window when detector_config::confirm_ns is 0: long
