@@ -50,18 +50,15 @@ def main():
     args = p.parse_args()
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "abort_status.c",
                                   harness.ROOT / "build" / "tests" / "bin")
-    problems, output = [], ""
-    for case in args.case or list(CASES):
-        program = [exe, "--code", args.code, *CASES[case]]
-        run = harness.run(harness.mpirun_command(args.np, program), deadline_s=args.deadline_s,
-                          program_name=str(exe))
-        print(f"  {case}: mpirun exit status {run.returncode} in {run.wall_s:.1f} s")
-        case_problems = check(args, case, run)
-        if case_problems:
-            output += f"--- {case} ---\n{run.output[-2000:]}\n"
-        problems += case_problems
-    run.output = output or run.output
-    return harness.verdict("MPI_Abort's code as the exit status", run, problems)
+
+    def cases():
+        for case in args.case or list(CASES):
+            program = [exe, "--code", args.code, *CASES[case]]
+            run = harness.run(harness.mpirun_command(args.np, program), deadline_s=args.deadline_s,
+                              program_name=str(exe))
+            print(f"  {case}: mpirun exit status {run.returncode} in {run.wall_s:.1f} s")
+            yield case, run, check(args, case, run)
+    return harness.verdict_of_cases("MPI_Abort's code as the exit status", cases())
 
 
 if __name__ == "__main__":

@@ -164,6 +164,18 @@ def exit_problems(run, bound_s):
     return []
 
 
+def verdict_of_cases(name, cases):
+    """verdict() over several runs, given as (label, run, problems) in turn;
+    on failure it shows the output of the runs that failed."""
+    problems, shown, run = [], "", None
+    for label, run, found in cases:
+        if found:
+            shown += f"--- {label} ---\n{run.output[-2000:]}\n"
+        problems += found
+    run.output = shown or run.output
+    return verdict(name, run, problems)
+
+
 def verdict(name, run, problems):
     """Prints the outcome of a test; returns its exit status."""
     if problems:
