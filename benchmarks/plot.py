@@ -110,7 +110,7 @@ def plot_propagate():
 
 def plot_overhead():
     rows = summary.overhead_rows(common.read_jsonl("overhead"))
-    rows = [r for r in rows if r["baseline"]]
+    rows = [r for r in rows if r["baseline"] and r["test"] not in summary.IDLE_TESTS[1:]]
     if not rows:
         return
     tests = sorted({r["test"] for r in rows})
@@ -127,7 +127,7 @@ def plot_overhead():
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(chosen)))
         ax.set_xticklabels(labels, rotation=40, ha="right", fontsize=7)
-        better = "higher is better" if "bandwidth" in test else "lower is better"
+        better = "higher is better" if "bandwidth" in test or "rate" in test else "lower is better"
         ax.set_title(f"{test}: detector on / off ({better})", fontsize=9)
         ax.set_ylabel("median ratio to detector off (bars: min-max)")
     fig.tight_layout()

@@ -114,7 +114,7 @@ def propagate_section():
 
 
 def overhead_section():
-    rows = summary.overhead_rows(common.read_jsonl("overhead"))
+    rows = summary.overhead_rows([r for r in common.read_jsonl("overhead") if r["test"] not in summary.IDLE_TESTS])
     if not rows:
         return "No results (benchmarks/overhead/run_overhead.py)."
     out = [[r["test"], r["label"], r["reps"], f"{r['median']:.3f} {r['unit']}",
@@ -132,6 +132,29 @@ def overhead_section():
               "in the same repetition (configurations interleaved, order rotated); median and min–max "
               "of those ratios. δ = 5η. Ping-pong and bandwidth on 2 ranks, allreduce on 8 ranks "
               f"(oversubscribed when the machine has fewer cores).\n\n![overhead]({common.RESULTS_NAME}/overhead.png)")
+
+
+def idle_cost_section():
+    rows = summary.idle_cost_rows(common.read_jsonl("overhead"))
+    if not rows:
+        return "No results (benchmarks/overhead/idle_cost.c through run_overhead.py)."
+    out = [[r["label"], r["reps"],
+            "1 (baseline)" if r["rate_ratio"] is None else
+            f"{r['rate_ratio']:.4f} ({fmt(r['rate_ratio_min'], 4)}–{fmt(r['rate_ratio_max'], 4)})",
+            fmt(r["wakeups_per_s"]), fmt(r["wakeups_per_eta"], 2), fmt(r["preemptions_per_s"]),
+            fmt(r["thread_cpu_percent"], 3)]
+           for r in sorted(rows, key=lambda r: (r["config"] != "btl_ft", r["eta_s"] is not None, r["eta_s"] or 0))]
+    return (table(["configuration", "runs", "compute throughput / detector off (min–max)",
+                   "wakeups of other threads / s", "… per η", "application preemptions / s",
+                   "CPU of other threads %"], out)
+            + "\n\n2 ranks on 2 cores (one per core), each computing without MPI calls "
+              "(benchmarks/overhead/idle_cost.c). Throughput: iterations per second, per repetition "
+              "divided by the detector-off run of the same install in the same repetition; median "
+              "and min–max of those ratios. Wakeups, preemptions and CPU time come from "
+              "/proc/self/task/*/status and schedstat: voluntary context switches (wakeups) of every "
+              "thread but the application's (the detector's, PMIx's, Open MPI's), involuntary switches of the "
+              "application thread, and the other threads' CPU time in percent of the wall time; "
+              "medians per process.")
 
 
 def accuracy_section():
@@ -220,6 +243,7 @@ def main():
         ("Agreement after a node loss (agree_after_failure, kind node)", node_section()),
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
+        ("Idle cost: a computing application", idle_cost_section()),
         ("Accuracy under oversubscription", accuracy_section()),
         ("Simulator scale (ftsim)", scale_section()),
     ]

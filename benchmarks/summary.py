@@ -77,6 +77,30 @@ def overhead_rows(records):
     return rows
 
 
+IDLE_TESTS = ("compute_rate", "thread_wakeups", "app_preemptions", "thread_cpu")
+
+
+def idle_cost_rows(records):
+    """One row per configuration of the computation without MPI calls
+    (idle_cost.c): the throughput ratio to detector off, and the medians of
+    the wakeups, preemptions and CPU time of the threads beside the
+    application, per second and per heartbeat period."""
+    by_label = {r["label"]: r for r in overhead_rows([r for r in records if r["test"] in IDLE_TESTS])
+                if r["test"] == "compute_rate"}
+    medians = {(r["label"], r["test"]): r["median"] for r in overhead_rows(records) if r["test"] in IDLE_TESTS}
+    rows = []
+    for label, rate in by_label.items():
+        wakeups = medians.get((label, "thread_wakeups"))
+        eta = rate["eta_s"]
+        rows.append({"label": label, "config": rate["config"], "eta_s": eta, "reps": rate["reps"],
+                     "rate_ratio": rate["ratio"], "rate_ratio_min": rate["ratio_min"],
+                     "rate_ratio_max": rate["ratio_max"], "wakeups_per_s": wakeups,
+                     "wakeups_per_eta": None if wakeups is None or eta is None else wakeups * eta,
+                     "preemptions_per_s": medians.get((label, "app_preemptions")),
+                     "thread_cpu_percent": medians.get((label, "thread_cpu"))})
+    return rows
+
+
 def accuracy_rows(records):
     rows = []
     for config, runs in _group(records, lambda r: r["config"]).items():

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""overhead: latency, bandwidth and allreduce with the detector on, as ratios
-to the detector off, for btl_ft and for stock's own detector.
+"""overhead: latency, bandwidth, allreduce and pure computation with the
+detector on, as ratios to the detector off, for btl_ft and for stock's own
+detector; for the computation also the wakeups and CPU time of the threads
+beside the application (idle_cost.c), which do not depend on wall-clock noise.
 
 Every repetition runs every configuration once, in an order rotated from one
 repetition to the next, so drift of the shared machine (other jobs, thermal,
@@ -17,7 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 import harness  # noqa: E402
 
-SOURCE = Path(__file__).resolve().parent / "overhead.c"
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "overhead.c"
+IDLE_SOURCE = HERE / "idle_cost.c"
 ETAS = (0.001, 0.01, 0.1)
 
 
@@ -38,14 +42,23 @@ def configurations():
     return rows
 
 
-def run_one(sink, label, config, eta, baseline, rep):
+def programs(quick):
+    """(source, ranks, arguments, JSON lines rank 0 prints). The computation runs
+    one rank per core (fully subscribed): a wakeup then takes a core from the
+    application, which is the cost an HPC job pays."""
+    compute_s = 2 if quick else 4
+    return ((SOURCE, 2, ["p2p", 20000], 2), (SOURCE, 8, ["allreduce", 2000], 1),
+            (IDLE_SOURCE, 2, [compute_s], 4))
+
+
+def run_one(sink, quick, label, config, eta, baseline, rep):
     extra = {"mpi_ft_detector": "false"} if config == "btl_ft" and eta is None else {}
     variant, mca = common.config_mca(config, eta, eta and 5 * eta, extra)
-    exe = common.compile_for(SOURCE, variant)
     values = {}
-    # (ranks, program arguments, JSON lines rank 0 prints): stock's detector may
-    # leave MPI_Finalize hanging, so the run ends a grace period after the results
-    for np_, args, lines in ((2, ["p2p", 20000], 2), (8, ["allreduce", 2000], 1)):
+    # stock's detector may leave MPI_Finalize hanging, so the run ends a grace
+    # period after the results
+    for source, np_, args, lines in programs(quick):
+        exe = common.compile_for(source, variant)
         run = common.run_mpi(harness.mpirun_command(np_, [exe] + args, mca=mca, variant=variant), 90,
                              expect_records=lines)
         if not run["records"]:
@@ -70,7 +83,7 @@ def main(argv):
         # one repetition under one hold of the lock: its configurations then share
         # the same machine state, which is what makes their ratios meaningful
         with common.MpiLock():
-            measured = [(row[0], run_one(sink, *row, rep)) for row in rows[shift:] + rows[:shift]]
+            measured = [(row[0], run_one(sink, options.quick, *row, rep)) for row in rows[shift:] + rows[:shift]]
         for label, values in measured:
             shown = ", ".join(f"{k} {v:.2f}" for k, v in values.items())
             common.progress(f"overhead rep {rep + 1}/{reps} {label}: {shown}")

@@ -115,6 +115,8 @@ static int create_core(uint32_t self, uint32_t size)
         .flag_handle_length = handle_length,
         .probe_width = params.probe_width,
         .quorum = params.quorum,
+        /* the driver progresses a computing process every half period */
+        .answer_within_ns = params.period_ns,
     };
     ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
     free(nodes); /* the core keeps its own copy */

@@ -17,12 +17,23 @@
  * heartbeat flag, tick, then sleep until the next deadline. While the
  * application computes outside MPI, the thread also calls opal_progress
  * before each step, so active messages (and tcp's emulated put) still move;
- * its sleep is then bounded by PROGRESS_INTERVAL_NS. While the application
- * is inside MPI its own progress moves them, and the thread stays out of
- * opal_progress: two threads progressing the same BTLs contend for their
- * locks and, when oversubscribed, yield in opal_progress, which delayed
- * heartbeats by tens of milliseconds. Without the thread, the same step runs
- * from an opal_progress callback whenever the application is inside MPI.
+ * its sleep is then bounded by half a heartbeat period. That is as often as
+ * the protocol needs it: a peer's PROBE is answered within half a period,
+ * inside the core's confirmation window (at least one period), and a notice
+ * is forwarded within half a period, while the thread wakes at most twice per
+ * period (plus once per message queued for it). On a fully subscribed node
+ * every wakeup takes the core from the application, so the thread never
+ * polls faster than that. While the application is inside MPI its own
+ * progress moves messages, and the thread stays out of opal_progress: two
+ * threads progressing the same BTLs contend for their locks and, when
+ * oversubscribed, yield in opal_progress, which delayed heartbeats by tens
+ * of milliseconds. Without the thread, the same step runs from an
+ * opal_progress callback whenever the application is inside MPI.
+ *
+ * Rejected: blocking in the BTLs' own event sources (tcp's sockets in the
+ * sync event base, UCX's event fd). The sync event base may be looped by one
+ * thread at a time and the application's opal_progress loops it; a thread
+ * blocked in it would take the application's tcp progress away from it.
  *
  * The core's conclusions reach ULFM from a progress callback, never from the
  * detector thread: ULFM's failure handling (the agreement's bookkeeping
@@ -53,7 +64,6 @@
 #include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
-#define PROGRESS_INTERVAL_NS 1000000LL /* 1 ms */
 
 /* ranks, each at most once until popped, with the strongest kind pushed
  * (enum btl_ft_failure_kind: a crash confirms an earlier report); guarded by
@@ -75,7 +85,7 @@ typedef struct ompi_comm_ft_inbox_item_t {
 static btl_ft_detector_t *core = NULL;
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t next_deadline_ns = INT64_MAX;
-static int64_t progress_interval_ns = PROGRESS_INTERVAL_NS;
+static int64_t progress_interval_ns = 0; /* half a period */
 static uint64_t last_flag_word = 0;
 /* the emitter before the current core call: a failure of that rank was seen
  * by this process, not just heard of */
@@ -281,6 +291,8 @@ static void *driver_thread_main(opal_object_t *object)
     bool app_quiet;
 
     on_driver_thread = true;
+    /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
+    pthread_setname_np(pthread_self(), "btl_ft");
     while (!stopping) {
         /* progress before the step: after a long stall (the process was
          * stopped or starved), what peers sent meanwhile must reach the core
@@ -470,9 +482,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
     pthread_condattr_destroy(&attr);
 
     use_thread = thread;
-    if (config->period_ns / 2 < PROGRESS_INTERVAL_NS) {
-        progress_interval_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
-    }
+    progress_interval_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
     app_quiet_ns = config->period_ns / 2;
     last_flag_word = ompi_comm_ft_transport_read_flag();
     pthread_mutex_lock(&queue_lock);

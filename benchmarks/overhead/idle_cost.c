@@ -1,0 +1,148 @@
+/*
+ * What the detector costs an application that computes without MPI calls:
+ * every rank computes for SECONDS, then rank 0 prints one JSON line per test.
+ *
+ *   idle_cost SECONDS
+ *
+ * compute_rate       iterations per second of pure computation, mean over ranks
+ *                    (the throughput a fully subscribed node keeps)
+ * app_preemptions    involuntary context switches of the application thread, per s
+ * thread_wakeups     voluntary context switches (sleeps, so wakeups) of every
+ *                    other thread of the process (the detector's, PMIx's, Open
+ *                    MPI's), per s: each wakeup takes the core from the application
+ * thread_cpu         CPU time of those threads, in percent of the wall time
+ *
+ * The counts come from /proc/self/task/<tid>/status and .../schedstat, read
+ * before and after the computation; they do not depend on the wall-clock
+ * noise of a shared machine, which the compute rate does.
+ */
+#include <mpi.h>
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 64
+#define CHECK_EVERY (1u << 16)
+
+typedef struct {
+    long tid;
+    double voluntary, involuntary, cpu_ns;
+} thread_sample;
+
+enum { RATE, PREEMPTIONS, WAKEUPS, CPU, MEASURES };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double status_field(const char *path, const char *key)
+{
+    char line[256];
+    double value = 0;
+    FILE *file = fopen(path, "r");
+    if (file == NULL) return 0;
+    while (fgets(line, sizeof line, file))
+        if (strncmp(line, key, strlen(key)) == 0) value = atof(line + strlen(key));
+    fclose(file);
+    return value;
+}
+
+static int sample_threads(thread_sample *out)
+{
+    char path[128];
+    struct dirent *entry;
+    int count = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (dir == NULL) return 0;
+    while ((entry = readdir(dir)) != NULL && count < MAX_THREADS) {
+        if (entry->d_name[0] == '.') continue;
+        thread_sample *s = &out[count++];
+        s->tid = atol(entry->d_name);
+        snprintf(path, sizeof path, "/proc/self/task/%ld/status", s->tid);
+        s->voluntary = status_field(path, "voluntary_ctxt_switches:");
+        s->involuntary = status_field(path, "nonvoluntary_ctxt_switches:");
+        snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", s->tid);
+        FILE *file = fopen(path, "r");
+        s->cpu_ns = 0;
+        if (file != NULL) {
+            if (fscanf(file, "%lf", &s->cpu_ns) != 1) s->cpu_ns = 0;
+            fclose(file);
+        }
+    }
+    closedir(dir);
+    return count;
+}
+
+/* a dependent chain the compiler cannot fold; the time is read only every
+ * CHECK_EVERY iterations (vDSO, no system call) */
+static double compute_for(double seconds, uint64_t *sink)
+{
+    uint64_t x = 88172645463325252ull, iterations = 0;
+    double start = now_s(), end = start + seconds;
+    for (;;) {
+        for (unsigned i = 0; i < CHECK_EVERY; i++) x = x * 6364136223846793005ull + 1442695040888963407ull;
+        iterations += CHECK_EVERY;
+        if (now_s() >= end) break;
+    }
+    *sink = x;
+    return iterations / (now_s() - start);
+}
+
+static void measure(double seconds, double *values)
+{
+    thread_sample before[MAX_THREADS], after[MAX_THREADS];
+    uint64_t sink;
+    long self = (long)getpid();
+    int count_before = sample_threads(before);
+    double start = now_s();
+    values[RATE] = compute_for(seconds, &sink);
+    double wall = now_s() - start;
+    int count_after = sample_threads(after);
+    values[PREEMPTIONS] = values[WAKEUPS] = values[CPU] = 0;
+    for (int i = 0; i < count_after; i++) {
+        thread_sample base = {after[i].tid, 0, 0, 0}; /* a thread started meanwhile */
+        for (int j = 0; j < count_before; j++)
+            if (before[j].tid == after[i].tid) base = before[j];
+        if (after[i].tid == self) {
+            values[PREEMPTIONS] = (after[i].involuntary - base.involuntary) / wall;
+            continue;
+        }
+        values[WAKEUPS] += (after[i].voluntary - base.voluntary) / wall;
+        values[CPU] += (after[i].cpu_ns - base.cpu_ns) / (wall * 1e9) * 100;
+    }
+    if (sink == 42) fprintf(stderr, "unlikely\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const char *names[MEASURES] = {"compute_rate", "app_preemptions", "thread_wakeups", "thread_cpu"};
+    static const char *units[MEASURES] = {"Miter/s", "1/s", "1/s", "%"};
+    int rank, size;
+    double values[MEASURES], sums[MEASURES];
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 2 || atof(argv[1]) <= 0) {
+        if (rank == 0) fprintf(stderr, "usage: idle_cost SECONDS\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    measure(atof(argv[1]), values);
+    values[RATE] /= 1e6;
+    MPI_Reduce(values, sums, MEASURES, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        for (int m = 0; m < MEASURES; m++)
+            printf("{\"test\":\"%s\",\"value\":%.4f,\"unit\":\"%s\",\"ranks\":%d}\n", names[m], sums[m] / size,
+                   units[m], size);
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
