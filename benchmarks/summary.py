@@ -85,9 +85,9 @@ def idle_cost_rows(records):
     (idle_cost.c): the throughput ratio to detector off, and the medians of
     the wakeups, preemptions and CPU time of the threads beside the
     application, per second and per heartbeat period."""
-    by_label = {r["label"]: r for r in overhead_rows([r for r in records if r["test"] in IDLE_TESTS])
-                if r["test"] == "compute_rate"}
-    medians = {(r["label"], r["test"]): r["median"] for r in overhead_rows(records) if r["test"] in IDLE_TESTS}
+    measured = overhead_rows([r for r in records if r["test"] in IDLE_TESTS])
+    by_label = {r["label"]: r for r in measured if r["test"] == "compute_rate"}
+    medians = {(r["label"], r["test"]): r["median"] for r in measured}
     rows = []
     for label, rate in by_label.items():
         wakeups = medians.get((label, "thread_wakeups"))

@@ -43,16 +43,21 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double status_field(const char *path, const char *key)
+/* the context switch counts of one thread, from one read of its status */
+static void read_switches(const char *path, thread_sample *s)
 {
+    static const char voluntary[] = "voluntary_ctxt_switches:";
+    static const char involuntary[] = "nonvoluntary_ctxt_switches:";
     char line[256];
-    double value = 0;
     FILE *file = fopen(path, "r");
-    if (file == NULL) return 0;
-    while (fgets(line, sizeof line, file))
-        if (strncmp(line, key, strlen(key)) == 0) value = atof(line + strlen(key));
+    s->voluntary = s->involuntary = 0;
+    if (file == NULL) return;
+    while (fgets(line, sizeof line, file)) {
+        if (strncmp(line, voluntary, sizeof voluntary - 1) == 0) s->voluntary = atof(line + sizeof voluntary - 1);
+        if (strncmp(line, involuntary, sizeof involuntary - 1) == 0)
+            s->involuntary = atof(line + sizeof involuntary - 1);
+    }
     fclose(file);
-    return value;
 }
 
 static int sample_threads(thread_sample *out)
@@ -67,8 +72,7 @@ static int sample_threads(thread_sample *out)
         thread_sample *s = &out[count++];
         s->tid = atol(entry->d_name);
         snprintf(path, sizeof path, "/proc/self/task/%ld/status", s->tid);
-        s->voluntary = status_field(path, "voluntary_ctxt_switches:");
-        s->involuntary = status_field(path, "nonvoluntary_ctxt_switches:");
+        read_switches(path, s);
         snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", s->tid);
         FILE *file = fopen(path, "r");
         s->cpu_ns = 0;

@@ -85,7 +85,6 @@ typedef struct ompi_comm_ft_inbox_item_t {
 static btl_ft_detector_t *core = NULL;
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t next_deadline_ns = INT64_MAX;
-static int64_t progress_interval_ns = 0; /* half a period */
 static uint64_t last_flag_word = 0;
 /* the emitter before the current core call: a failure of that rank was seen
  * by this process, not just heard of */
@@ -108,10 +107,11 @@ static uint32_t world_size = 0;
 
 static bool use_thread = false;
 static bool running = false;
-/* when the application last ran opal_progress, and how long without it
- * means the application computes and the thread must progress itself */
+/* when the application last ran opal_progress; half a period without it
+ * means the application computes, and the thread then progresses itself
+ * every half period */
 static opal_atomic_int64_t app_progress_ns = 0;
-static int64_t app_quiet_ns = 0;
+static int64_t half_period_ns = 1;
 static __thread bool on_driver_thread = false;
 static volatile bool stopping = false;
 static opal_thread_t driver_thread;
@@ -298,7 +298,7 @@ static void *driver_thread_main(opal_object_t *object)
          * stopped or starved), what peers sent meanwhile must reach the core
          * before its timers fire, or it would suspect its emitter before
          * learning that it was itself declared dead */
-        app_quiet = now_ns() - app_progress_ns > app_quiet_ns;
+        app_quiet = now_ns() - app_progress_ns > half_period_ns;
         if (app_quiet) {
             opal_progress();
         }
@@ -309,8 +309,8 @@ static void *driver_thread_main(opal_object_t *object)
         pthread_mutex_unlock(&core_lock);
 
         now = now_ns();
-        if (app_quiet && deadline > now + progress_interval_ns) {
-            deadline = now + progress_interval_ns;
+        if (app_quiet && deadline > now + half_period_ns) {
+            deadline = now + half_period_ns;
         }
         wait_until(deadline);
     }
@@ -482,8 +482,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
     pthread_condattr_destroy(&attr);
 
     use_thread = thread;
-    progress_interval_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
-    app_quiet_ns = config->period_ns / 2;
+    half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
     last_flag_word = ompi_comm_ft_transport_read_flag();
     pthread_mutex_lock(&queue_lock);
     accepting = true; /* messages may arrive before start; the core keeps them */
