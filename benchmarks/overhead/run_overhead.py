@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""overhead: latency, bandwidth, allreduce and pure computation with the
+"""overhead: latency, bandwidth, allreduce, agreement (before and after a
+crash, agree_cost.c) and pure computation with the
 detector on, as ratios to the detector off, for btl_ft and for stock's own
 detector; for the computation also the wakeups and CPU time of the threads
 beside the application (idle_cost.c), which do not depend on wall-clock noise.
@@ -22,6 +23,7 @@ import harness  # noqa: E402
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "overhead.c"
 IDLE_SOURCE = HERE / "idle_cost.c"
+AGREE_SOURCE = HERE / "agree_cost.c"
 ETAS = (0.001, 0.01, 0.1)
 
 
@@ -33,12 +35,17 @@ def parse(argv):
 
 
 def configurations():
-    """(label, config, eta, baseline label): each detector setting and the
-    'off' run of the same install it is divided by."""
-    rows = [("btl_ft off", "btl_ft", None, None)]
-    rows += [(f"btl_ft eta={e * 1e3:g}ms", "btl_ft", e, "btl_ft off") for e in ETAS]
-    rows += [("stock off", "stock-default", None, None)]
-    rows += [(f"stock-detector eta={e * 1e3:g}ms", "stock-detector", e, "stock off") for e in ETAS]
+    """(label, config, eta, baseline label, extra MCA): each detector setting
+    and the 'off' run of the same install it is divided by. The detector
+    without its thread (stepped from the application's progress) separates
+    what the thread costs, opal_set_using_threads included, from the rest."""
+    rows = [("btl_ft off", "btl_ft", None, None, {"mpi_ft_detector": "false"})]
+    rows += [(f"btl_ft eta={e * 1e3:g}ms", "btl_ft", e, "btl_ft off", {}) for e in ETAS]
+    rows += [("btl_ft eta=100ms no thread", "btl_ft", 0.1, "btl_ft off",
+              {"mpi_ft_detector_thread": "false"})]
+    rows += [("stock off", "stock-default", None, None, {})]
+    rows += [(f"stock-detector eta={e * 1e3:g}ms", "stock-detector", e, "stock off", {})
+             for e in ETAS]
     return rows
 
 
@@ -48,11 +55,10 @@ def programs(quick):
     application, which is the cost an HPC job pays."""
     compute_s = 2 if quick else 4
     return ((SOURCE, 2, ["p2p", 20000], 2), (SOURCE, 8, ["allreduce", 2000], 1),
-            (IDLE_SOURCE, 2, [compute_s], 4))
+            (AGREE_SOURCE, 8, [200], 2), (IDLE_SOURCE, 2, [compute_s], 4))
 
 
-def run_one(sink, quick, label, config, eta, baseline, rep):
-    extra = {"mpi_ft_detector": "false"} if config == "btl_ft" and eta is None else {}
+def run_one(sink, quick, label, config, eta, baseline, extra, rep):
     variant, mca = common.config_mca(config, eta, eta and 5 * eta, extra)
     values = {}
     # stock's detector may leave MPI_Finalize hanging, so the run ends a grace
