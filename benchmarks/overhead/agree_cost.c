@@ -16,19 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "median.h"
+
 #define BATCHES 9
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_double);
-    return values[count / 2];
-}
 
 /* microseconds per agreement; a failed agreement ends the run: none is
  * expected once the failure is acknowledged */

@@ -16,20 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "median.h"
+
 #define BATCHES 9
 #define BIG_BYTES (4 << 20)
-
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare_double);
-    return values[count / 2];
-}
 
 /* one-way latency in microseconds: half the round trip */
 static double pingpong_batch(int rank, int iters)
