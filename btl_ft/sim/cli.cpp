@@ -161,6 +161,12 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.seed = *seed;
              return {};
          }},
+        {"--per-node", [](cli_options& o, std::string_view v) -> std::string {
+             const auto count = parse_integer<rank_t>(v);
+             if (!count || *count == 0) return "--per-node: '" + std::string(v) + "' is not a positive count";
+             o.base.per_node = *count;
+             return {};
+         }},
         {"--ring-order", [](cli_options& o, std::string_view v) -> std::string {
              const auto order = parse_ring_order(v);
              if (!order) return "--ring-order: '" + std::string(v) + "' is not one of rank, node, shuffle";

@@ -85,6 +85,8 @@ Configuration:
   --propagator P[,P..]    notice overlay: hba (default), bmg, chord
   --runs R                runs per configuration (default 10)
   --seed S                64-bit seed, decimal or 0x-hex (default 1); run r+1 uses a seed derived from run r
+  --per-node K            K consecutive ranks per node (default 1); a silent emitter's
+                          node then witnesses whether it still runs
   --swim                  SWIM random probing instead (Section 4.3): rounds until every
                           process is probed, and the most probes on one process per round
 
@@ -106,8 +108,9 @@ Failures:
                           not stabilised (default from the failure plan)
 
 Faults that void Theorem 1 (to see the checkers fail):
-  --stall D               one random live process hangs for D from the end of warm-up
-                          (a false suspicion when D > delta - eta)
+  --stall D               one random live process is starved for D from the end of warm-up
+                          (a false suspicion when D > delta - eta, or with --per-node
+                          above 1, when D > 4 delta)
   --drop-messages P       an active message (NEWOBSERVER, notice) is lost with probability P
 
 Durations take a unit: ns, us, ms, s, min, h, d, y (e.g. 1us, 0.1s, 1y).

@@ -37,15 +37,20 @@ enum class placement : std::uint8_t {
 // they exist so tests can show each checker failing.
 struct fault_config {
     // One live process, drawn at random, stops talking for stall_ns from the
-    // first failure time (the end of warm-up): a hang, as under SIGSTOP.
-    // What it sends meanwhile leaves when it resumes.
+    // first failure time (the end of warm-up): starved of CPU, so its node
+    // still sees it running (what a witness answers). What it sends
+    // meanwhile leaves when it resumes.
     time_ns stall_ns = 0;
     double drop_message_probability = 0;  // an active message is lost
     bool any() const { return stall_ns > 0 || drop_message_probability > 0; }
 };
 
 struct sim_config {
-    rank_t nodes = 1024;
+    rank_t nodes = 1024;  // processes
+    // Processes per node: ranks k*per_node .. (k+1)*per_node-1 share node k,
+    // and a witness there answers for them. 1: every process alone on its
+    // node, so no witness is ever asked (the detector without witnesses).
+    rank_t per_node = 1;
     std::string scenario_name = "lownoise";
     time_ns period_ns = 10 * ns_per_s;
     time_ns timeout_ns = 60 * ns_per_s;

@@ -33,6 +33,13 @@ void world::build_detectors() {
     // may start up to eta before its emitter's first heartbeat.
     base.startup_grace_ns = config_.period_ns;
     base.propagator = config_.propagator;
+    if (config_.per_node > 1) {
+        auto nodes = std::make_shared<std::vector<std::uint32_t>>(config_.nodes);
+        for (rank_t process = 0; process < config_.nodes; ++process) {
+            (*nodes)[process] = process / config_.per_node;
+        }
+        base.node_of_rank = std::move(nodes);  // one copy shared by every detector
+    }
     for (rank_t process = 0; process < config_.nodes; ++process) {
         detector_config own = base;
         own.self = process;
@@ -189,6 +196,13 @@ void world::send(rank_t peer, std::span<const std::byte> bytes) {
     queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message});
 }
 
+// A witness's host: a crashed process is gone; any other, the stalled one
+// included (it is starved, not stopped), runs.
+process_state world::local_state(rank_t rank) {
+    BTL_FT_ASSERT(current_ != no_rank && rank < config_.nodes, "local_state outside a detector call");
+    return oracle_.alive(rank) ? process_state::running : process_state::gone;
+}
+
 void world::on_failed(std::span<const rank_t> ranks) {
     oracle_.on_learned(current_, ranks, now_);
 }
@@ -227,6 +241,10 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.close_calls += one.close_calls;
     total.late_wakeups += one.late_wakeups;
     total.quorum_holds += one.quorum_holds;
+    total.witness_queries += one.witness_queries;
+    total.witnessed_running += one.witnessed_running;
+    total.witnessed_down += one.witnessed_down;
+    total.witness_answers += one.witness_answers;
 }
 }  // namespace
 

@@ -60,6 +60,7 @@ private:
     // transport
     void put_heartbeat(rank_t observer, std::uint64_t word) override;
     void send(rank_t peer, std::span<const std::byte> bytes) override;
+    process_state local_state(rank_t rank) override;
     // sink
     void on_failed(std::span<const rank_t> ranks) override;
     void on_declared_dead_self(rank_t told_by, const char* reason) override;

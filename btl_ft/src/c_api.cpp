@@ -16,6 +16,10 @@
 static_assert(static_cast<int>(btl_ft::ring_order::rank) == BTL_FT_RING_RANK &&
               static_cast<int>(btl_ft::ring_order::node) == BTL_FT_RING_NODE &&
               static_cast<int>(btl_ft::ring_order::shuffle) == BTL_FT_RING_SHUFFLE);
+static_assert(static_cast<int>(btl_ft::process_state::unknown) == BTL_FT_STATE_UNKNOWN &&
+              static_cast<int>(btl_ft::process_state::running) == BTL_FT_STATE_RUNNING &&
+              static_cast<int>(btl_ft::process_state::stopped) == BTL_FT_STATE_STOPPED &&
+              static_cast<int>(btl_ft::process_state::gone) == BTL_FT_STATE_GONE);
 static_assert(static_cast<int>(btl_ft::propagator_kind::hba) == BTL_FT_PROPAGATOR_HBA &&
               static_cast<int>(btl_ft::propagator_kind::bmg) == BTL_FT_PROPAGATOR_BMG &&
               static_cast<int>(btl_ft::propagator_kind::chord) == BTL_FT_PROPAGATOR_CHORD);
@@ -52,6 +56,15 @@ public:
         if (callbacks_.close_call != nullptr) {
             callbacks_.close_call(callbacks_.context, emitter, silent_ns);
         }
+    }
+
+    btl_ft::process_state local_state(btl_ft::rank_t rank) override {
+        if (callbacks_.local_state == nullptr) {
+            return btl_ft::process_state::unknown;
+        }
+        const int state = callbacks_.local_state(callbacks_.context, rank);
+        return state >= BTL_FT_STATE_UNKNOWN && state <= BTL_FT_STATE_GONE ? static_cast<btl_ft::process_state>(state)
+                                                                         : btl_ft::process_state::unknown;
     }
 
 private:
@@ -96,6 +109,10 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     }
     out.confirm_ns = config.confirm_ns;
     out.answer_within_ns = config.answer_within_ns;
+    if (config.node_of_rank != nullptr && config.witness != 0) {
+        out.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(config.node_of_rank,
+                                                                              config.node_of_rank + config.size);
+    }
     return out;
 }
 
@@ -178,7 +195,8 @@ void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
     *out = {stats.heartbeats_sent,     stats.heartbeats_missed,      stats.suspicions,       stats.new_observer_sent,
             stats.notices_started,     stats.notice_messages_sent,   stats.notices_received, stats.notices_duplicate,
             stats.malformed_dropped,   stats.stale_heartbeats,       stats.confirmations,    stats.confirmed_alive,
-            stats.close_calls,         stats.late_wakeups,           stats.quorum_holds};
+            stats.close_calls,         stats.late_wakeups,           stats.quorum_holds,     stats.witness_queries,
+            stats.witnessed_running,   stats.witnessed_down,         stats.witness_answers};
 }
 
 static int parse_word(const char* word, int* out, bool ring) {

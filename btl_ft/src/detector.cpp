@@ -56,6 +56,9 @@ std::string config_error(const detector_config& config) {
     if (config.probe_width < 1 || config.probe_width > max_probe_width) {
         return too("probe_width", config.probe_width, "must be in [1, 8]");
     }
+    if (config.node_of_rank && config.node_of_rank->size() != config.size) {
+        return too("node_of_rank", static_cast<long long>(config.node_of_rank->size()), "must have size entries");
+    }
     if (config.quorum_wait_ns < 0 || config.quorum_wait_ns > max_interval_ns) {
         return too("quorum_wait_ns", config.quorum_wait_ns, "must be in [0, 2^52] ns");
     }
@@ -195,6 +198,8 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
     case wire::msg_type::declared_dead: break;
     case wire::msg_type::probe: s.on_probe(from, msg); break;
     case wire::msg_type::probe_reply: s.on_probe_reply(now, from, msg); break;
+    case wire::msg_type::witness: s.on_witness(from, msg); break;
+    case wire::msg_type::witness_reply: s.on_witness_reply(now, from, msg); break;
     }
     return true;
 }

@@ -72,6 +72,7 @@ void detector::state::heard_emitter(time_ns now) {
     last_heard_at = now;
     confirming = false;
     confirm_attempts = 0;
+    witness_extensions = 0;
     emitter_deadline = now + config.timeout_ns;
 }
 
@@ -82,7 +83,9 @@ time_ns detector::state::confirm_window() const {
 
 // The emitter timed out: ask it directly before declaring it failed. Its
 // heartbeats may be stuck behind a slow path while a PROBE gets through, or
-// this process may itself have just come back from a stall.
+// this process may itself have just come back from a stall. A witness on
+// its node is asked as well: a starved emitter cannot answer either, but
+// its host can tell that it still runs.
 void detector::state::start_confirm(time_ns now) {
     confirming = true;
     ++confirm_attempts;
@@ -91,6 +94,7 @@ void detector::state::start_confirm(time_ns now) {
     net.send(emitter, wire::encode_probe(confirm_round, bytes));
     ++stats.confirmations;
     emitter_deadline = now + confirm_window();
+    ask_witness(now);
 }
 
 // Task T3, after confirmation failed. Probed predecessors whose own window
@@ -132,6 +136,7 @@ void detector::state::mend(time_ns now, bool after_failure) {
     have_sequence = false;
     confirming = false;
     confirm_attempts = 0;
+    witness_extensions = 0;
     last_heard_at = now;
     if (alone()) {
         observer = self();

@@ -1,8 +1,10 @@
 // The private state of one detector and the helpers its entry points share.
-// Split over four files by job: detector.cpp (entry points, dispatch,
-// invariants), detector_ring.cpp (heartbeats, suspicion, mending, leave),
-// detector_probe.cpp (probing the predecessors behind a new emitter) and
-// detector_notice.cpp (starting, receiving and forwarding failure notices).
+// Split by job: detector.cpp (entry points, dispatch, invariants),
+// detector_ring.cpp (heartbeats, suspicion, mending, leave),
+// detector_probe.cpp (probing the predecessors behind a new emitter),
+// detector_witness.cpp (asking the emitter's node whether it still runs),
+// detector_quorum.cpp (partitions) and detector_notice.cpp (starting,
+// receiving and forwarding failure notices).
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
 // ranks already told they are dead, a fixed window of probes, and a few
@@ -78,6 +80,10 @@ struct detector::state {
     bool confirming = false;
     std::uint8_t confirm_attempts = 0;
     std::uint32_t confirm_round = 0;
+    // Timeouts in a row that a witness answered "running" (reset by a word
+    // or a probe answer), and whom the current confirmation asked.
+    std::uint32_t witness_extensions = 0;
+    rank_t witness_asked = no_rank;
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     std::uint32_t notice_sequence = 0;
     // Probes in ring order behind the emitter (p2, p3, ...); only while the
@@ -131,6 +137,14 @@ struct detector::state {
     void condemn_silent_probes(time_ns now, failed_batch& found);
     void on_probe(rank_t from, const wire::message& msg);
     void on_probe_reply(time_ns now, rank_t from, const wire::message& msg);
+
+    // --- witnesses (detector_witness.cpp) ---
+    bool same_node(rank_t a, rank_t b) const;
+    rank_t witness_for(rank_t subject) const;
+    void ask_witness(time_ns now);
+    void apply_witness(time_ns now, process_state seen);
+    void on_witness(rank_t from, const wire::message& msg);
+    void on_witness_reply(time_ns now, rank_t from, const wire::message& msg);
 
     // --- partitions (detector_quorum.cpp) ---
     void count_failure(time_ns now, rank_t rank, failure_kind kind);

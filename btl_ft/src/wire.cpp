@@ -183,6 +183,17 @@ void decode_body(reader& in, const limits& bounds, message& out) {
         out.sequence = in.varint();
         out.word = in.u64();
         break;
+    case msg_type::witness:
+    case msg_type::witness_reply:
+        out.sequence = in.varint();
+        out.subject = in.varint();
+        if (in.ok() && out.subject >= bounds.size) return in.fail(status::rank_out_of_range);
+        if (out.type == msg_type::witness_reply) {
+            const std::uint8_t state = in.byte();
+            if (in.ok() && state > static_cast<std::uint8_t>(process_state::gone)) return in.fail(status::bad_state);
+            out.state = static_cast<process_state>(state);
+        }
+        break;
     }
 }
 
@@ -217,7 +228,7 @@ status decode(std::span<const std::byte> bytes, const limits& bounds, message& o
     if (!in.ok()) return in.error();
     if (m0 != magic0 || m1 != magic1) return status::bad_magic;
     if (v != version) return status::bad_version;
-    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::probe_reply)) {
+    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::witness_reply)) {
         return status::bad_type;
     }
     out.type = static_cast<msg_type>(type);
@@ -253,6 +264,25 @@ std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t
     put.header(msg_type::probe_reply);
     put.varint(round);
     put.u64(word);
+    return put.used();
+}
+
+std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
+                                          std::array<std::byte, max_witness_bytes>& out) {
+    array_writer put(out);
+    put.header(msg_type::witness);
+    put.varint(round);
+    put.varint(subject);
+    return put.used();
+}
+
+std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
+                                                std::array<std::byte, max_witness_reply_bytes>& out) {
+    array_writer put(out);
+    put.header(msg_type::witness_reply);
+    put.varint(round);
+    put.varint(subject);
+    put.byte(static_cast<std::uint8_t>(state));
     return put.used();
 }
 
@@ -302,6 +332,7 @@ const char* describe(status value) {
     case status::bad_handle_length: return "flag handle longer than 64 bytes";
     case status::bad_mode: return "unknown notice mode";
     case status::bad_route: return "route tag out of range";
+    case status::bad_state: return "unknown process state";
     }
     return "?";
 }

@@ -41,6 +41,16 @@ std::vector<std::byte> reencode(const wire::message& msg) {
         const auto used = wire::encode_probe_reply(msg.sequence, msg.word, fixed);
         return {used.begin(), used.end()};
     }
+    case wire::msg_type::witness: {
+        std::array<std::byte, wire::max_witness_bytes> fixed{};
+        const auto used = wire::encode_witness(msg.sequence, msg.subject, fixed);
+        return {used.begin(), used.end()};
+    }
+    case wire::msg_type::witness_reply: {
+        std::array<std::byte, wire::max_witness_reply_bytes> fixed{};
+        const auto used = wire::encode_witness_reply(msg.sequence, msg.subject, msg.state, fixed);
+        return {used.begin(), used.end()};
+    }
     }
     return out;
 }
@@ -60,6 +70,7 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     require(bytes.size() <= bounds.max_bytes);
     const std::vector<std::byte> again = reencode(msg);
     require(std::ranges::equal(again, bytes));
+    if (msg.type == wire::msg_type::witness || msg.type == wire::msg_type::witness_reply) require(msg.subject < bounds.size);
     if (msg.type == wire::msg_type::notice || msg.type == wire::msg_type::leave) check_list(msg.departed, bounds.size);
     if (msg.type == wire::msg_type::notice) {
         check_list(msg.failed, bounds.size);

@@ -45,5 +45,9 @@ int main(int argc, char** argv) {
     write(directory, "probe", wire::encode_probe(300, probe));
     std::array<std::byte, wire::max_probe_reply_bytes> reply{};
     write(directory, "probe_reply", wire::encode_probe_reply(300, heartbeat_word(5, 77), reply));
+    std::array<std::byte, wire::max_witness_bytes> witness{};
+    write(directory, "witness", wire::encode_witness(300, 5, witness));
+    std::array<std::byte, wire::max_witness_reply_bytes> verdict{};
+    write(directory, "witness_reply", wire::encode_witness_reply(300, 5, process_state::running, verdict));
     return 0;
 }

@@ -79,6 +79,25 @@ TEST(Property, RandomFailureSchedulesAreDetectedAccuratelyWithinTheBound) {
     EXPECT_EQ(bound_checked, static_cast<int>(seeds));  // the preconditions hold by construction
 }
 
+// The same schedules with nodes of 2 to 8 processes: witnesses answer for
+// crashed emitters ("gone", declared at the timeout without the PROBE's
+// window) and for remote ones by message; nothing else may change.
+TEST(Property, WitnessesKeepRandomSchedulesAccurateAndWithinTheBound) {
+    std::uint64_t answered = 0;
+    for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+        sim_config config = draw_config(seed);
+        config.per_node = 2 + static_cast<rank_t>(seed % 7);
+        SCOPED_TRACE(describe(config, seed) + " per_node " + std::to_string(config.per_node));
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
+        EXPECT_GE(result.first_known_ns, config.timeout_ns - config.period_ns - config.tau_ns);
+        EXPECT_LE(result.bound_ratio, 1.0);
+        answered += result.totals.witnessed_down;
+    }
+    EXPECT_GT(answered, 50u);  // witnesses really took part
+}
+
 TEST(Property, SlowMessagesBelowTheTimeoutNeverCondemnTheLiving) {
     // Heartbeat gaps stay below eta + tau < delta, so no live process may be
     // suspected, however slow the network; Theorem 1 is not checked (eta < 3 tau).
@@ -143,6 +162,30 @@ TEST(Property, AShortStallIsNotASuspicion) {
     const run_result result = simulate(config, 5);
     EXPECT_GT(result.network.stalled_sends, 0u);
     EXPECT_EQ(result.violations.total(), 0u) << details(result);
+}
+
+// The starvation witnesses exist for: twice the timeout without a word is a
+// false failure alone on a node, and none with its node-mates to vouch for it.
+TEST(Property, AStarvedProcessWithNodeMatesIsNotDeclared) {
+    sim_config config = lowlat(32, 0);
+    config.per_node = 4;
+    config.faults.stall_ns = 2 * config.timeout_ns;
+    const run_result result = simulate(config, 5);
+    EXPECT_GT(result.network.stalled_sends, 0u);
+    EXPECT_GT(result.totals.witnessed_running, 0u);
+    EXPECT_EQ(result.violations.total(), 0u) << details(result);
+}
+
+// ... but a witness only delays: silent for longer than max_witness_extensions
+// more timeouts, a process that still runs is declared all the same.
+TEST(Property, AWitnessDelaysButNeverPreventsADeclaration) {
+    sim_config config = lowlat(32, 0);
+    config.per_node = 4;
+    config.faults.stall_ns = (max_witness_extensions + 3) * config.timeout_ns;
+    config.settle_ns = 2 * config.faults.stall_ns;  // the run outlasts the stall
+    const run_result result = simulate(config, 5);
+    EXPECT_EQ(result.totals.witnessed_running, max_witness_extensions);
+    EXPECT_GT(result.violations.accuracy, 0u);
 }
 
 TEST(Property, LostMessagesMakeTheCompletenessCheckerFire) {

@@ -23,12 +23,18 @@ struct recorder final : transport, sink {
     rank_t handle_from = no_rank;
     bool declared = false;
     rank_t told_by = no_rank;
+    std::vector<process_state> local;  // local_state()'s answers by rank (unknown beyond)
+    std::vector<rank_t> asked_about;   // local_state()'s questions
 
     void put_heartbeat(rank_t observer, std::uint64_t word) override { words.emplace_back(observer, word); }
     void send(rank_t peer, std::span<const std::byte> bytes) override { messages.push_back({peer, {bytes.begin(), bytes.end()}}); }
     void on_observer_handle(rank_t observer, std::span<const std::byte> handle) override {
         handle_from = observer;
         observer_handle.assign(handle.begin(), handle.end());
+    }
+    process_state local_state(rank_t rank) override {
+        asked_about.push_back(rank);
+        return rank < local.size() ? local[rank] : process_state::unknown;
     }
     void on_failed(std::span<const rank_t> ranks) override { failed.insert(failed.end(), ranks.begin(), ranks.end()); }
     void on_suspected(std::span<const rank_t> ranks) override { suspected.insert(suspected.end(), ranks.begin(), ranks.end()); }

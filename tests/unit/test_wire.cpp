@@ -48,6 +48,12 @@ std::vector<std::vector<std::byte>> one_of_each() {
     std::array<std::byte, max_probe_reply_bytes> reply{};
     const auto answered = encode_probe_reply(0xffffffffu, 0x0123456789abcdefULL, reply);
     all.emplace_back(answered.begin(), answered.end());
+    std::array<std::byte, max_witness_bytes> witness{};
+    const auto question = encode_witness(301, 1000, witness);
+    all.emplace_back(question.begin(), question.end());
+    std::array<std::byte, max_witness_reply_bytes> verdict{};
+    const auto seen = encode_witness_reply(301, 1000, process_state::stopped, verdict);
+    all.emplace_back(seen.begin(), seen.end());
     return all;
 }
 
@@ -118,6 +124,26 @@ TEST(Wire, MalformedProbesAreRejected) {
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, 1, 6, 1}), job, msg), status::bad_version);
 }
 
+TEST(Wire, WitnessMessagesRoundTripAndRejectBadFields) {
+    message msg;
+    std::array<std::byte, max_witness_bytes> question{};
+    ASSERT_EQ(decode(encode_witness(0xffffffffu, 1023, question), job, msg), status::ok);
+    EXPECT_EQ(msg.type, msg_type::witness);
+    EXPECT_EQ(msg.sequence, 0xffffffffu);
+    EXPECT_EQ(msg.subject, 1023u);
+    std::array<std::byte, max_witness_reply_bytes> answer{};
+    const auto bytes = encode_witness_reply(7, 5, process_state::gone, answer);
+    ASSERT_EQ(decode(bytes, job, msg), status::ok);
+    EXPECT_EQ(msg.type, msg_type::witness_reply);
+    EXPECT_EQ(msg.subject, 5u);
+    EXPECT_EQ(msg.state, process_state::gone);
+    // A state beyond `gone`, a subject outside the job, a missing state.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 4}), job, msg), status::bad_state);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 0x80, 0x08}), {1024, 4096}, msg), status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 5, 0}), job, msg), status::trailing_bytes);
+}
+
 TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
     for (const auto& original : one_of_each()) {
         message msg;
@@ -148,6 +174,18 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
         case msg_type::probe_reply: {
             std::array<std::byte, max_probe_reply_bytes> fixed{};
             const auto used = encode_probe_reply(msg.sequence, msg.word, fixed);
+            again.assign(used.begin(), used.end());
+            break;
+        }
+        case msg_type::witness: {
+            std::array<std::byte, max_witness_bytes> fixed{};
+            const auto used = encode_witness(msg.sequence, msg.subject, fixed);
+            again.assign(used.begin(), used.end());
+            break;
+        }
+        case msg_type::witness_reply: {
+            std::array<std::byte, max_witness_reply_bytes> fixed{};
+            const auto used = encode_witness_reply(msg.sequence, msg.subject, msg.state, fixed);
             again.assign(used.begin(), used.end());
             break;
         }
@@ -199,7 +237,7 @@ TEST(Wire, HeaderErrors) {
     auto foreign = a_notice();
     foreign[0] = std::byte{0x67};
     EXPECT_EQ(decode(foreign, job, msg), status::bad_magic);
-    for (const int type : {0, 8, 255}) {
+    for (const int type : {0, 10, 255}) {
         auto unknown = a_notice();
         unknown[3] = std::byte{static_cast<unsigned char>(type)};
         EXPECT_EQ(decode(unknown, job, msg), status::bad_type) << type;

@@ -39,7 +39,19 @@ typedef struct btl_ft_callbacks {
     /* optional: the emitter was heard again after silent_ns of silence, more
      * than 3/4 of the timeout (a false failure came close) */
     void (*close_call)(void *context, uint32_t emitter, int64_t silent_ns);
+    /* optional: the state of `rank`, a process of this node, as this host
+     * sees it (enum btl_ft_process_state); asked when witnessing for a
+     * silent emitter. NULL: always BTL_FT_STATE_UNKNOWN */
+    int (*local_state)(void *context, uint32_t rank);
 } btl_ft_callbacks_t;
+
+/* What local_state answers; running includes sleeping and waiting. */
+enum btl_ft_process_state {
+    BTL_FT_STATE_UNKNOWN = 0,
+    BTL_FT_STATE_RUNNING = 1,
+    BTL_FT_STATE_STOPPED = 2,
+    BTL_FT_STATE_GONE = 3
+};
 
 /* How a failure reported with btl_ft_report_failure() became known. Only
  * BTL_FT_CRASHED (the runtime saw the process end) is left out of the
@@ -55,7 +67,8 @@ typedef struct btl_ft_config {
     int ring_order;                 /* enum btl_ft_ring_order */
     int propagator;                 /* enum btl_ft_propagator */
     uint64_t seed;
-    const uint32_t *node_of_rank;   /* `size` entries; NULL = all on one node */
+    const uint32_t *node_of_rank;   /* `size` entries; NULL = all on one node, for the
+                                       ring, and no witnesses (the core copies it) */
     size_t max_message_bytes;       /* 0 = default (4096) */
     const void *flag_handle;        /* this process's flag handle, <= 64 bytes */
     size_t flag_handle_length;
@@ -70,6 +83,8 @@ typedef struct btl_ft_config {
     int64_t answer_within_ns;       /* the longest a live process of this host takes to
                                        answer a message (0: at once); the confirmation
                                        window is never shorter */
+    int witness;                    /* nonzero, with node_of_rank: ask a process of a silent
+                                       emitter's node whether it still runs (local_state) */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {
@@ -88,6 +103,10 @@ typedef struct btl_ft_stats {
     uint64_t close_calls;           /* emitter heard after more than 3/4 of the timeout */
     uint64_t late_wakeups;          /* this process ran a quarter timeout past a deadline */
     uint64_t quorum_holds;          /* times it found itself cut off and waited */
+    uint64_t witness_queries;       /* timed-out emitters whose node was asked */
+    uint64_t witnessed_running;     /* ... seen running there: another timeout given */
+    uint64_t witnessed_down;        /* ... seen stopped or gone: declared at once */
+    uint64_t witness_answers;       /* questions answered for other observers */
 } btl_ft_stats_t;
 
 /* Returns 0 on success; otherwise writes a message naming the bad field into

@@ -18,6 +18,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "btl_ft/types.hpp"
 
@@ -38,6 +39,9 @@ class dead_set;
 //   such knowledge to detector::report_failure().
 // - on_observer_handle(): a NEWOBSERVER arrived carrying the flag handle (for
 //   example an RDMA remote key) of this process's new observer.
+// - local_state(): what this host knows of `rank`, a process of the same
+//   node (never of another node: `unknown`). Asked when an emitter of this
+//   node times out, and when a peer asks this process to witness for one.
 // Calls happen synchronously from within the detector's entry points.
 class transport {
 public:
@@ -45,6 +49,7 @@ public:
     virtual void put_heartbeat(rank_t observer, std::uint64_t word) = 0;
     virtual void send(rank_t peer, std::span<const std::byte> bytes) = 0;
     virtual void on_observer_handle(rank_t /*observer*/, std::span<const std::byte> /*handle*/) {}
+    virtual process_state local_state(rank_t /*rank*/) { return process_state::unknown; }
 };
 
 // Where conclusions go. on_failed() is called once per newly known failed
@@ -108,7 +113,20 @@ struct detector_config {
     // never shorter, or a computing emitter would be declared failed for
     // answering on its host's schedule.
     time_ns answer_within_ns = 0;
+    // The node of every rank (size entries), shared by every detector of a
+    // simulation; null: unknown, no witness is asked. An observer whose
+    // emitter timed out asks a witness on the emitter's node (itself when
+    // they share one) whether the emitter still runs: a running emitter
+    // is only starved and gets another timeout, at most max_witness_extensions
+    // times in a row; a stopped or vanished one is declared at once.
+    std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank;
 };
+
+// A live process that stays silent this many timeouts in a row, though a
+// witness saw it running each time, is declared failed all the same (a
+// wedged detector thread, or a link that carries nothing from it): a
+// witness delays detection, never prevents it.
+inline constexpr std::uint32_t max_witness_extensions = 3;
 
 // The confirmation window when detector_config::confirm_ns is 0: long
 // enough for a PROBE and its answer between two running detector threads,
@@ -139,6 +157,10 @@ struct detector_stats {
     std::uint64_t close_calls = 0;          // emitter heard after > 3/4 of the timeout of silence
     std::uint64_t late_wakeups = 0;         // tick() ran more than a quarter timeout past its deadline
     std::uint64_t quorum_holds = 0;         // times the count found this process cut off and it waited
+    std::uint64_t witness_queries = 0;      // emitters that timed out and had a witness asked
+    std::uint64_t witnessed_running = 0;    // ... that the witness saw running: another timeout given
+    std::uint64_t witnessed_down = 0;       // ... that it saw stopped or gone: declared at once
+    std::uint64_t witness_answers = 0;      // WITNESS queries this process answered for peers
 };
 
 // The 64-bit heartbeat word: emitter rank in the high 32 bits, sequence

@@ -39,6 +39,17 @@ enum class failure_kind : std::uint8_t {
     crashed,      // the runtime saw the process end (its daemon reaped it)
 };
 
+// What a process's host says about a process of the same node (its /proc
+// entry, in MPI): the answer a witness gives for an emitter that went
+// silent. `running` covers runnable, sleeping and waiting on a lock: the
+// process exists and is not stopped, it may only be starved of CPU.
+enum class process_state : std::uint8_t {
+    unknown = 0,  // not on this node, or the host cannot tell
+    running = 1,
+    stopped = 2,  // SIGSTOP, or traced: it cannot answer until resumed
+    gone = 3,     // no such process any more (exited, or a zombie)
+};
+
 std::optional<ring_order> parse_ring_order(std::string_view word);
 std::optional<propagator_kind> parse_propagator(std::string_view word);
 std::string_view name_of(ring_order order);

@@ -20,6 +20,9 @@
 //   PROBE          round:varint ("are you alive?", from an observer mending)
 //   PROBE_REPLY    round:varint, word:u64 (the round asked, the replier's
 //                  current heartbeat word; never a heartbeat itself)
+//   WITNESS        round:varint, subject ("does `subject`, on your node, run?")
+//   WITNESS_REPLY  round:varint, subject, state:u8 (process_state: 0 unknown,
+//                  1 running, 2 stopped, 3 gone)
 //
 // mode and route sit at fixed offsets so that a notice is encoded once and
 // only its route byte is patched for each hop.
@@ -46,7 +49,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // condemned, so the two must not half-understand each other.
 // 3 added the crashed list of NOTICE, which the quorum rule of a version-2
 // peer would not know to leave out of its count.
-inline constexpr std::uint8_t version = 3;
+// 4 added WITNESS and WITNESS_REPLY: a version-3 peer would never answer,
+// and its silence would cost every observer the witness it counts on.
+inline constexpr std::uint8_t version = 4;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = 64;
@@ -64,6 +69,8 @@ enum class msg_type : std::uint8_t {
     declared_dead = 5,
     probe = 6,
     probe_reply = 7,
+    witness = 8,
+    witness_reply = 9,
 };
 
 // How a notice travels: along an overlay, or (fallback when the skip set
@@ -88,6 +95,7 @@ enum class status : std::uint8_t {
     bad_handle_length,  // flag handle > 64 bytes
     bad_mode,
     bad_route,
+    bad_state,          // a WITNESS_REPLY state above `gone`
 };
 const char* describe(status value);
 
@@ -105,7 +113,9 @@ struct message {
     notice_mode mode = notice_mode::hba;             // notice
     route_tag route = route_origin;
     rank_t source = 0;
-    std::uint32_t sequence = 0;                      // notice; probe round (probe, probe_reply)
+    std::uint32_t sequence = 0;                      // notice; probe round (probe, probe_reply, witness*)
+    rank_t subject = 0;                              // witness, witness_reply
+    process_state state = process_state::unknown;    // witness_reply
     std::vector<rank_t> failed;                      // notice
     std::vector<rank_t> departed;                    // notice, leave
     std::vector<rank_t> crashed;                     // notice: a subset of failed
@@ -144,5 +154,11 @@ inline constexpr std::size_t max_probe_reply_bytes = max_probe_bytes + 8;
 std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byte, max_probe_bytes>& out);
 std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
                                               std::array<std::byte, max_probe_reply_bytes>& out);
+inline constexpr std::size_t max_witness_bytes = header_bytes + 2 * max_varint_bytes;
+inline constexpr std::size_t max_witness_reply_bytes = max_witness_bytes + 1;
+std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
+                                          std::array<std::byte, max_witness_bytes>& out);
+std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
+                                                std::array<std::byte, max_witness_reply_bytes>& out);
 
 }  // namespace btl_ft::wire

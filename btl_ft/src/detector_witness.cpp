@@ -1,0 +1,111 @@
+// Witnesses: an observer whose emitter timed out asks the emitter's host
+// whether the emitter still runs, before declaring it failed.
+//
+// A process on a contended node can be denied the CPU for longer than the
+// timeout (measured: 90 ms behind another process group's threads, on 2
+// cores), and then it can neither heartbeat nor answer a PROBE. Its host
+// still knows it exists and is not stopped. So the observer asks a process
+// of the emitter's node (itself, when they share one), which reads the
+// emitter's state from its host (transport::local_state):
+//   running: it is only slow; it gets another timeout, at most
+//            max_witness_extensions in a row, so a process that stays
+//            silent while running is still declared in the end;
+//   stopped or gone: a hang or a crash, declared at once, without waiting
+//            out the PROBE's window;
+//   unknown, or no answer: the PROBE alone decides, as without witnesses.
+// A cut node, or a node whose processes are all stopped, answers nothing,
+// so partitions and node losses are found exactly as before.
+//
+// Rejected: asking the runtime's daemon (one PMIx query per suspicion,
+// through a server that may itself be starved on the same node), and
+// longer timeouts for everyone (every real failure would pay for the rare
+// starved process).
+#include <array>
+
+#include "detector_state.hpp"
+
+namespace btl_ft {
+
+bool detector::state::same_node(rank_t a, rank_t b) const {
+    const auto& nodes = *config.node_of_rank;
+    return nodes[a] == nodes[b];
+}
+
+// Ourselves when we share the subject's node; else the first live rank after
+// it on its node (ranks of a node are usually contiguous, so the scan is
+// short); no_rank without node information or without such a rank.
+rank_t detector::state::witness_for(rank_t subject) const {
+    if (!config.node_of_rank) {
+        return no_rank;
+    }
+    if (same_node(self(), subject)) {
+        return self();
+    }
+    for (rank_t step = 1; step < config.size; ++step) {
+        const rank_t candidate = (subject + step) % config.size;
+        if (same_node(candidate, subject) && candidate != self() && !gone(candidate)) {
+            return candidate;
+        }
+    }
+    return no_rank;
+}
+
+void detector::state::ask_witness(time_ns now) {
+    witness_asked = no_rank;
+    if (witness_extensions >= max_witness_extensions) {
+        return;
+    }
+    const rank_t witness = witness_for(emitter);
+    if (witness == no_rank) {
+        return;
+    }
+    ++stats.witness_queries;
+    if (witness == self()) {
+        apply_witness(now, net.local_state(emitter));
+        return;
+    }
+    witness_asked = witness;
+    std::array<std::byte, wire::max_witness_bytes> bytes;
+    net.send(witness, wire::encode_witness(confirm_round, emitter, bytes));
+}
+
+void detector::state::apply_witness(time_ns now, process_state seen) {
+    switch (seen) {
+    case process_state::running:
+        ++stats.witnessed_running;
+        ++witness_extensions;
+        confirming = false;
+        confirm_attempts = 0;
+        witness_asked = no_rank;
+        emitter_deadline = now + config.timeout_ns;  // last_heard_at stays: the silence goes on
+        break;
+    case process_state::stopped:
+    case process_state::gone:
+        ++stats.witnessed_down;
+        suspect_emitter(now);
+        break;
+    case process_state::unknown: break;
+    }
+}
+
+// Answered for subjects of our own node only; a subject elsewhere is
+// `unknown`, whatever the asker believed.
+void detector::state::on_witness(rank_t from, const wire::message& msg) {
+    process_state seen = process_state::unknown;
+    if (config.node_of_rank && msg.subject != self() && same_node(self(), msg.subject)) {
+        seen = net.local_state(msg.subject);
+    }
+    ++stats.witness_answers;
+    std::array<std::byte, wire::max_witness_reply_bytes> bytes;
+    net.send(from, wire::encode_witness_reply(msg.sequence, msg.subject, seen, bytes));
+}
+
+// Only the answer to the current confirmation counts: from the rank asked,
+// about the current emitter, for this round.
+void detector::state::on_witness_reply(time_ns now, rank_t from, const wire::message& msg) {
+    if (confirming && from == witness_asked && msg.subject == emitter && msg.sequence == confirm_round) {
+        apply_witness(now, msg.state);
+    }
+}
+
+}  // namespace btl_ft

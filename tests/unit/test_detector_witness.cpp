@@ -1,0 +1,159 @@
+// Witnesses: an emitter that timed out while its host still runs it is
+// given another timeout (at most max_witness_extensions in a row); one its
+// host sees stopped or gone is declared at once; a witness on another node
+// is asked by message and answers only for its own node. Each test fails
+// without witnesses (no node_of_rank): the emitter is then declared at
+// timeout + confirm_ns.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "fake_net.hpp"
+#include "recorder.hpp"
+
+namespace btl_ft::testing {
+namespace {
+
+constexpr time_ns timeout_ns = 50 * ms;
+
+// Self 2 of 4, ranks 0-1 on node 0 and 2-3 on node 1 unless told otherwise;
+// rank order, so 2 observes 1 and 1 is the emitter under test.
+struct observer_2 {
+    explicit observer_2(std::vector<std::uint32_t> nodes = {0, 0, 1, 1}) : core(config_with(std::move(nodes)), ring::make_flat(ring_order::rank, 4, 0), io, io) {
+        core.start(0);
+        core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
+    }
+    static detector_config config_with(std::vector<std::uint32_t> nodes) {
+        detector_config config = config_for(4, 2);
+        config.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(std::move(nodes));
+        return config;
+    }
+    std::vector<std::pair<rank_t, wire::message>> questions() const { return io.sent_of(wire::msg_type::witness, 4); }
+    void answer(time_ns now, rank_t from, std::uint32_t round, rank_t subject, process_state seen) {
+        std::array<std::byte, wire::max_witness_reply_bytes> bytes{};
+        EXPECT_TRUE(core.on_message(now, from, wire::encode_witness_reply(round, subject, seen, bytes)));
+    }
+    static constexpr time_ns timed_out_at = 1 * ms + timeout_ns;
+    recorder io;
+    detector core;
+};
+
+TEST(Witness, AStarvedEmitterOfThisNodeGetsAnotherTimeoutAtMostThreeTimes) {
+    observer_2 p({0, 1, 1, 0});  // 1 and 2 share node 1: 2 witnesses itself
+    p.io.local.assign(4, process_state::running);
+    time_ns now = p.timed_out_at;
+    for (std::uint32_t extension = 1; extension <= max_witness_extensions; ++extension) {
+        p.core.tick(now);
+        EXPECT_EQ(p.core.stats().witnessed_running, extension);
+        EXPECT_TRUE(p.io.failed.empty()) << "declared after " << extension << " timeouts";
+        now += timeout_ns;
+    }
+    // Silent while running for a fourth timeout: only the PROBE decides now.
+    p.core.tick(now);
+    EXPECT_EQ(p.core.stats().witnessed_running, max_witness_extensions);
+    EXPECT_TRUE(p.io.failed.empty());
+    p.core.tick(now + confirm_ns);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+    EXPECT_TRUE(std::ranges::all_of(p.io.asked_about, [](rank_t rank) { return rank == 1; }));
+}
+
+TEST(Witness, AWordResetsTheExtensions) {
+    observer_2 p({0, 1, 1, 0});
+    p.io.local.assign(4, process_state::running);
+    time_ns now = p.timed_out_at;
+    p.core.tick(now);
+    p.core.tick(now += timeout_ns);
+    EXPECT_EQ(p.core.stats().witnessed_running, 2u);
+    p.core.on_heartbeat_word(now += 1 * ms, heartbeat_word(1, 2));
+    now += timeout_ns;
+    for (int i = 0; i < 3; ++i, now += timeout_ns) p.core.tick(now);
+    EXPECT_EQ(p.core.stats().witnessed_running, 5u);
+    EXPECT_TRUE(p.io.failed.empty());
+}
+
+TEST(Witness, AStoppedOrVanishedEmitterOfThisNodeIsDeclaredAtTheTimeout) {
+    for (const process_state seen : {process_state::stopped, process_state::gone}) {
+        observer_2 p({0, 1, 1, 0});
+        p.io.local.assign(4, seen);
+        p.core.tick(p.timed_out_at);
+        EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});  // no confirm_ns wait
+        EXPECT_EQ(p.io.suspected, std::vector<rank_t>{1});
+        EXPECT_EQ(p.core.stats().witnessed_down, 1u);
+    }
+}
+
+TEST(Witness, AnEmitterOnAnotherNodeIsVouchedForByAProcessOfItsNode) {
+    observer_2 p;  // 1 is on node 0 with 0 only
+    p.core.tick(p.timed_out_at);
+    const auto asked = p.questions();
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked[0].first, 0u);
+    EXPECT_EQ(asked[0].second.subject, 1u);
+    const std::uint32_t round = asked[0].second.sequence;
+    // Answers that do not count: another rank, another round, another subject.
+    p.answer(p.timed_out_at + 1 * ms, 3, round, 1, process_state::running);
+    p.answer(p.timed_out_at + 1 * ms, 0, round + 1, 1, process_state::running);
+    p.answer(p.timed_out_at + 1 * ms, 0, round, 3, process_state::running);
+    EXPECT_EQ(p.core.stats().witnessed_running, 0u);
+    p.answer(p.timed_out_at + 2 * ms, 0, round, 1, process_state::running);
+    EXPECT_EQ(p.core.stats().witnessed_running, 1u);
+    // A whole timeout from the answer, without a second PROBE.
+    for (time_ns now = p.timed_out_at + confirm_ns; now < p.timed_out_at + 2 * ms + timeout_ns; now += 1 * ms) {
+        p.core.tick(now);
+    }
+    EXPECT_TRUE(p.io.failed.empty());
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
+    p.core.tick(p.timed_out_at + 2 * ms + timeout_ns);
+    EXPECT_EQ(p.core.stats().confirmations, 2u);
+}
+
+TEST(Witness, AWitnessThatSawItStoppedEndsTheWaitAtOnce) {
+    observer_2 p;
+    p.core.tick(p.timed_out_at);
+    const std::uint32_t round = p.questions().at(0).second.sequence;
+    p.answer(p.timed_out_at + 1 * ms, 0, round, 1, process_state::stopped);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+}
+
+TEST(Witness, NoAnswerOrUnknownLeavesItToTheProbe) {
+    for (const bool answered : {false, true}) {
+        observer_2 p;
+        p.core.tick(p.timed_out_at);
+        if (answered) p.answer(p.timed_out_at + 1 * ms, 0, p.questions().at(0).second.sequence, 1, process_state::unknown);
+        EXPECT_TRUE(p.io.failed.empty());
+        p.core.tick(p.timed_out_at + confirm_ns);
+        EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+    }
+}
+
+TEST(Witness, WithoutNodesNobodyIsAsked) {
+    recorder io;
+    io.local.assign(4, process_state::running);
+    detector core(config_for(4, 2), ring::make_flat(ring_order::rank, 4, 0), io, io);
+    core.start(0);
+    core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
+    core.tick(1 * ms + timeout_ns);
+    core.tick(1 * ms + timeout_ns + confirm_ns);
+    EXPECT_EQ(io.failed, std::vector<rank_t>{1});
+    EXPECT_TRUE(io.asked_about.empty());
+    EXPECT_TRUE(io.sent_of(wire::msg_type::witness, 4).empty());
+}
+
+TEST(Witness, AWitnessAnswersForItsOwnNodeOnly) {
+    observer_2 p;  // self 2 shares node 1 with 3 only
+    p.io.local.assign(4, process_state::stopped);
+    std::array<std::byte, wire::max_witness_bytes> bytes{};
+    EXPECT_TRUE(p.core.on_message(2 * ms, 0, wire::encode_witness(9, 3, bytes)));
+    EXPECT_TRUE(p.core.on_message(2 * ms, 0, wire::encode_witness(10, 1, bytes)));
+    const auto replies = p.io.sent_of(wire::msg_type::witness_reply, 4);
+    ASSERT_EQ(replies.size(), 2u);
+    EXPECT_EQ(replies[0].first, 0u);
+    EXPECT_EQ(replies[0].second.sequence, 9u);
+    EXPECT_EQ(replies[0].second.state, process_state::stopped);
+    EXPECT_EQ(replies[1].second.state, process_state::unknown);  // 1 is on node 0
+    EXPECT_EQ(p.io.asked_about, std::vector<rank_t>{3});
+    EXPECT_EQ(p.core.stats().witness_answers, 2u);
+}
+
+}  // namespace
+}  // namespace btl_ft::testing
