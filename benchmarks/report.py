@@ -174,6 +174,24 @@ def accuracy_section():
             + "\n\nη is scanned upwards and the scan stops at the first clean run.")
 
 
+def false_failures_section():
+    rows = summary.false_failure_rows(common.read_jsonl("false_failures"))
+    if not rows:
+        return "No results (benchmarks/accuracy/run_false_failures.py)."
+    out = []
+    for r in rows:
+        smallest = (f"{r['smallest_clean_delta_s'] * 1e3:g} ms" if r["smallest_clean_delta_s"] is not None
+                    else "none")
+        tried = "; ".join(f"δ {delta * 1e3:g} ms: {false} of {runs}" for delta, runs, false in r["tried"])
+        out.append([r["config"], r["setup"], f"{r['np']} ranks / {r['cores']} cores", tried, smallest])
+    return (table(["configuration", "setup", "ranks", "runs with a false failure, per δ (η = δ/5)",
+                   "smallest clean δ"], out)
+            + "\n\nFailure-free ulfm_agree jobs (benchmarks/accuracy/run_false_failures.py): across "
+              "emulated nodes (network namespaces, one PRRTE daemon each, tcp), and on one host while "
+              "a second job of 2 spinning processes loads both cores. δ is scanned downwards from 50 ms "
+              "and stops at the first δ with a false failure; a δ stops early after 3 false failures.")
+
+
 def scale_section():
     rows = [r for r in common.read_jsonl("scale")]
     if not rows:
@@ -245,6 +263,7 @@ def main():
         ("Overhead without failures", overhead_section()),
         ("Idle cost: a computing application", idle_cost_section()),
         ("Accuracy under oversubscription", accuracy_section()),
+        ("False failures across nodes and under load", false_failures_section()),
         ("Simulator scale (ftsim)", scale_section()),
     ]
     text = ["# btl_ft benchmarks\n",

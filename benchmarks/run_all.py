@@ -60,6 +60,7 @@ def stages(quick):
         ("node", [sys.executable, str(HERE / "node/run_node.py")] + flag),
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
+        ("false_failures", [sys.executable, str(HERE / "accuracy/run_false_failures.py")] + flag),
     ]
     if common.TRANSPORT is None:
         return all_stages

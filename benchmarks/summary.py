@@ -101,6 +101,17 @@ def idle_cost_rows(records):
     return rows
 
 
+def false_failure_rows(records):
+    """Per (config, setup): every delta tried, and the smallest one whose runs were all clean."""
+    rows = []
+    for (config, setup), runs in _group(records, lambda r: (r["config"], r["setup"])).items():
+        clean = sorted(r["delta_s"] for r in runs if r["false_failures"] == 0)
+        rows.append({"config": config, "setup": setup, "np": runs[0]["np"], "cores": runs[0]["cores"],
+                     "smallest_clean_delta_s": clean[0] if clean else None,
+                     "tried": [(r["delta_s"], r["runs"], r["false_failures"]) for r in runs]})
+    return rows
+
+
 def accuracy_rows(records):
     rows = []
     for config, runs in _group(records, lambda r: r["config"]).items():

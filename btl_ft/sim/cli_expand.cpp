@@ -110,7 +110,7 @@ Failures:
 Faults that void Theorem 1 (to see the checkers fail):
   --stall D               one random live process is starved for D from the end of warm-up
                           (a false suspicion when D > delta - eta, or with --per-node
-                          above 1, when D > 4 delta)
+                          above 1, when D > max(4 delta, 1 s))
   --drop-messages P       an active message (NEWOBSERVER, notice) is lost with probability P
 
 Durations take a unit: ns, us, ms, s, min, h, d, y (e.g. 1us, 0.1s, 1y).

@@ -56,6 +56,9 @@ std::string config_error(const detector_config& config) {
     if (config.probe_width < 1 || config.probe_width > max_probe_width) {
         return too("probe_width", config.probe_width, "must be in [1, 8]");
     }
+    if (config.witness_patience_ns < 0 || config.witness_patience_ns > max_interval_ns) {
+        return too("witness_patience_ns", config.witness_patience_ns, "must be in [0, 2^52] ns");
+    }
     if (config.node_of_rank && config.node_of_rank->size() != config.size) {
         return too("node_of_rank", static_cast<long long>(config.node_of_rank->size()), "must have size entries");
     }

@@ -98,7 +98,7 @@ void detector::state::on_probe(rank_t from, const wire::message& msg) {
 // (the ring mended, or a later mending probed that rank afresh under a new
 // round) is ignored.
 void detector::state::on_probe_reply(time_ns now, rank_t from, const wire::message& msg) {
-    if (confirming && from == emitter && msg.sequence == confirm_round) {
+    if (from == emitter && answers_confirmation(msg.sequence)) {
         ++stats.confirmed_alive;
         heard_emitter(now);
         return;

@@ -72,7 +72,6 @@ void detector::state::heard_emitter(time_ns now) {
     last_heard_at = now;
     confirming = false;
     confirm_attempts = 0;
-    witness_extensions = 0;
     emitter_deadline = now + config.timeout_ns;
 }
 
@@ -87,6 +86,9 @@ time_ns detector::state::confirm_window() const {
 // its node is asked as well: a starved emitter cannot answer either, but
 // its host can tell that it still runs.
 void detector::state::start_confirm(time_ns now) {
+    if (!confirming) {
+        confirm_first_round = probe_round + 1;
+    }
     confirming = true;
     ++confirm_attempts;
     confirm_round = ++probe_round;
@@ -136,7 +138,6 @@ void detector::state::mend(time_ns now, bool after_failure) {
     have_sequence = false;
     confirming = false;
     confirm_attempts = 0;
-    witness_extensions = 0;
     last_heard_at = now;
     if (alone()) {
         observer = self();

@@ -80,10 +80,10 @@ struct detector::state {
     bool confirming = false;
     std::uint8_t confirm_attempts = 0;
     std::uint32_t confirm_round = 0;
-    // Timeouts in a row that a witness answered "running" (reset by a word
-    // or a probe answer), and whom the current confirmation asked.
-    std::uint32_t witness_extensions = 0;
-    rank_t witness_asked = no_rank;
+    // The first round of the current confirmation: a stalled observer asks
+    // again before accusing, and an answer to an earlier round of the same
+    // confirmation counts as much as one to the last.
+    std::uint32_t confirm_first_round = 0;
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     std::uint32_t notice_sequence = 0;
     // Probes in ring order behind the emitter (p2, p3, ...); only while the
@@ -115,6 +115,9 @@ struct detector::state {
     time_ns confirm_window() const;
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
+    bool answers_confirmation(std::uint32_t round) const {
+        return confirming && round - confirm_first_round <= confirm_round - confirm_first_round;
+    }
     rank_t find_emitter() const;
     void mend(time_ns now, bool after_failure);
     void send_new_observer();  // registers our flag handle with the emitter

@@ -7,9 +7,9 @@
 // still knows it exists and is not stopped. So the observer asks a process
 // of the emitter's node (itself, when they share one), which reads the
 // emitter's state from its host (transport::local_state):
-//   running: it is only slow; it gets another timeout, at most
-//            max_witness_extensions in a row, so a process that stays
-//            silent while running is still declared in the end;
+//   running: it is only slow; it gets another timeout, until it has been
+//            silent for witness_patience() (1 s, at least 4 timeouts), so
+//            a process that stays silent while running is still declared;
 //   stopped or gone: a hang or a crash, declared at once, without waiting
 //            out the PROBE's window;
 //   unknown, or no answer: the PROBE alone decides, as without witnesses.
@@ -20,6 +20,7 @@
 // through a server that may itself be starved on the same node), and
 // longer timeouts for everyone (every real failure would pay for the rare
 // starved process).
+#include <algorithm>
 #include <array>
 
 #include "detector_state.hpp"
@@ -51,8 +52,7 @@ rank_t detector::state::witness_for(rank_t subject) const {
 }
 
 void detector::state::ask_witness(time_ns now) {
-    witness_asked = no_rank;
-    if (witness_extensions >= max_witness_extensions) {
+    if (now - last_heard_at >= witness_patience(config)) {
         return;
     }
     const rank_t witness = witness_for(emitter);
@@ -64,19 +64,20 @@ void detector::state::ask_witness(time_ns now) {
         apply_witness(now, net.local_state(emitter));
         return;
     }
-    witness_asked = witness;
     std::array<std::byte, wire::max_witness_bytes> bytes;
     net.send(witness, wire::encode_witness(confirm_round, emitter, bytes));
+    // Its answer crosses two hosts' schedules (ours and the witness's), not
+    // one: it gets half a timeout. Only a node that answers nothing at all
+    // (lost, or cut off) pays for it.
+    emitter_deadline = std::max(emitter_deadline, now + config.timeout_ns / 2);
 }
 
 void detector::state::apply_witness(time_ns now, process_state seen) {
     switch (seen) {
     case process_state::running:
         ++stats.witnessed_running;
-        ++witness_extensions;
         confirming = false;
         confirm_attempts = 0;
-        witness_asked = no_rank;
         emitter_deadline = now + config.timeout_ns;  // last_heard_at stays: the silence goes on
         break;
     case process_state::stopped:
@@ -100,10 +101,11 @@ void detector::state::on_witness(rank_t from, const wire::message& msg) {
     net.send(from, wire::encode_witness_reply(msg.sequence, msg.subject, seen, bytes));
 }
 
-// Only the answer to the current confirmation counts: from the rank asked,
-// about the current emitter, for this round.
+// Only an answer to the current confirmation counts: about the current
+// emitter, for one of its rounds, from a rank of the emitter's node.
 void detector::state::on_witness_reply(time_ns now, rank_t from, const wire::message& msg) {
-    if (confirming && from == witness_asked && msg.subject == emitter && msg.sequence == confirm_round) {
+    if (msg.subject == emitter && answers_confirmation(msg.sequence) && from != self() &&
+        config.node_of_rank && same_node(from, emitter)) {
         apply_witness(now, msg.state);
     }
 }

@@ -145,7 +145,8 @@ def run_job(args, names, exe, victims):
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
     mca = dict(kv.split("=", 1) for kv in args.mca)
-    cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes)
+    cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes,
+                                     detached=getattr(args, "detached", False))
     injector = Injector(args, names[-1], exe, victims, inject, names) if kind == "external" else None
     overrun_notes = {}
 

@@ -94,9 +94,11 @@ def ranks_on(index, np, nodes):
     return list(range(index * per, min(np, (index + 1) * per)))
 
 
-def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, extra=()):
+def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, extra=(), detached=False):
     """harness.mpirun_command spread over the emulated nodes, block by block
-    (ranks_on), every byte on 10.77.0.0/24: PRRTE's OOB and the TCP BTL."""
+    (ranks_on), every byte on 10.77.0.0/24: PRRTE's OOB and the TCP BTL.
+    detached: each node's daemon in a session of its own, as PRRTE does by
+    default (benchmarks/accuracy compares both)."""
     hostfile = STATE_DIR / f"hostfile-{nodes}"
     mca = {"btl": "tcp,self", "btl_tcp_if_include": SUBNET, **(mca or {})}
     spread = ["--hostfile", hostfile, "--map-by", f"ppr:{ranks_per_node(np, nodes)}:node",
@@ -110,6 +112,14 @@ def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, ex
               "--prtemca", "oob_tcp_keepalive_time", "1",
               "--prtemca", "oob_tcp_keepalive_intvl", "1",
               "--prtemca", "oob_tcp_keepalive_probes", "3"]
+    if not detached:
+        # prted would start a session of its own (it daemonizes), and Linux
+        # schedules each session as one group (CFS autogroup): emulated
+        # nodes sharing these cores would then compete as groups, and the
+        # group weights' lag left whole processes without CPU for 90 to 230
+        # ms, which separate machines never do to each other. In mpirun's
+        # session every process competes on its own.
+        spread.append("--leave-session-attached")
     cmd = harness.mpirun_command(np, program_args, mca=mca, variant=variant,
                                  extra=[str(a) for a in spread] + list(extra))
     return in_namespace(HEAD, cmd)

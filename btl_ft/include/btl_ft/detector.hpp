@@ -117,16 +117,21 @@ struct detector_config {
     // simulation; null: unknown, no witness is asked. An observer whose
     // emitter timed out asks a witness on the emitter's node (itself when
     // they share one) whether the emitter still runs: a running emitter
-    // is only starved and gets another timeout, at most max_witness_extensions
-    // times in a row; a stopped or vanished one is declared at once.
+    // is only starved and gets another timeout, as long as it has been
+    // silent for less than witness_patience(); a stopped or vanished one
+    // is declared at once.
     std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank;
+    // How long a silent emitter that witnesses keep seeing running is kept
+    // (never less than 4 timeouts): then it is declared failed all the same
+    // (a wedged detector thread, a link that carries nothing from it), so a
+    // witness delays detection, never prevents it. On 2 cores shared by 2
+    // emulated nodes the kernel starved whole processes for up to 230 ms.
+    time_ns witness_patience_ns = 1'000'000'000;
 };
 
-// A live process that stays silent this many timeouts in a row, though a
-// witness saw it running each time, is declared failed all the same (a
-// wedged detector thread, or a link that carries nothing from it): a
-// witness delays detection, never prevents it.
-inline constexpr std::uint32_t max_witness_extensions = 3;
+constexpr time_ns witness_patience(const detector_config& config) {
+    return config.witness_patience_ns > 4 * config.timeout_ns ? config.witness_patience_ns : 4 * config.timeout_ns;
+}
 
 // The confirmation window when detector_config::confirm_ns is 0: long
 // enough for a PROBE and its answer between two running detector threads,

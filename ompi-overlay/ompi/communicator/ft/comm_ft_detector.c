@@ -51,6 +51,8 @@
 static ompi_comm_ft_detector_params_t params;
 static bool detector_active = false;
 static uint32_t world_size = 0;
+/* kept from init to start, where the witnesses learn their node's pids */
+static uint32_t *nodes = NULL;
 
 int ompi_comm_failure_detector_register_params(void)
 {
@@ -88,7 +90,6 @@ static int create_core(uint32_t self, uint32_t size)
 {
     unsigned char handle[64];
     size_t handle_length = 0, max_message_bytes = 0;
-    uint32_t *nodes = NULL;
     char error[256] = "";
     int ret;
 
@@ -97,8 +98,11 @@ static int create_core(uint32_t self, uint32_t size)
     if (OMPI_SUCCESS != ret) {
         return ret;
     }
-    if (BTL_FT_RING_NODE == params.ring_order) {
+    if (BTL_FT_RING_NODE == params.ring_order || params.witness) {
         nodes = node_of_ranks(size);
+    }
+    if (params.witness) {
+        ompi_comm_ft_witness_publish();
     }
     btl_ft_config_t config = {
         .size = size,
@@ -117,14 +121,16 @@ static int create_core(uint32_t self, uint32_t size)
         .quorum = params.quorum,
         /* the driver progresses a computing process every half period */
         .answer_within_ns = params.period_ns,
+        .witness = params.witness,
     };
     ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
-    free(nodes); /* the core keeps its own copy */
     if (OMPI_ERR_BAD_PARAM == ret) {
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, error);
     }
     if (OMPI_SUCCESS != ret) {
         ompi_comm_ft_transport_finalize();
+        free(nodes);
+        nodes = NULL;
     }
     return ret;
 }
@@ -169,6 +175,12 @@ int ompi_comm_failure_detector_start(void)
     if (!detector_active) {
         return OMPI_SUCCESS;
     }
+    if (params.witness) {
+        ompi_comm_ft_witness_learn(nodes, world_size,
+                                   (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm));
+    }
+    free(nodes); /* the core keeps its own copy */
+    nodes = NULL;
     return ompi_comm_ft_driver_start();
 }
 
@@ -180,6 +192,9 @@ int ompi_comm_failure_detector_finalize(void)
     detector_active = false;
     ompi_comm_ft_driver_finalize();
     ompi_comm_ft_transport_finalize();
+    ompi_comm_ft_witness_finalize();
+    free(nodes);
+    nodes = NULL;
     return OMPI_SUCCESS;
 }
 
@@ -250,14 +265,15 @@ void ompi_comm_ft_detector_close_call(uint32_t emitter, int64_t silent_ns)
 void ompi_comm_ft_detector_report_counters(const btl_ft_stats_t *stats)
 {
     if (0 == stats->close_calls && 0 == stats->confirmed_alive && 0 == stats->late_wakeups
-        && 0 == stats->quorum_holds) {
+        && 0 == stats->quorum_holds && 0 == stats->witnessed_running) {
         return;
     }
     opal_output(0, "%s btl_ft: heartbeat deadlines: %" PRIu64 " close calls, %" PRIu64
                    " timed-out emitters that answered a probe, %" PRIu64
+                   " that a witness saw running, %" PRIu64
                    " late wake-ups of the detector, %" PRIu64 " quorum waits",
                 OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), stats->close_calls, stats->confirmed_alive,
-                stats->late_wakeups, stats->quorum_holds);
+                stats->witnessed_running, stats->late_wakeups, stats->quorum_holds);
 }
 
 static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,

@@ -49,6 +49,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     uint64_t seed;
     uint32_t probe_width;
     bool quorum;
+    bool witness;
 } ompi_comm_ft_detector_params_t;
 
 /* comm_ft_detector_params.c */
@@ -86,6 +87,14 @@ void ompi_comm_ft_driver_finalize(void);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length);
+
+/* comm_ft_detector_witness.c: this node's processes as /proc sees them.
+ * publish() before MPI_Init's barrier, learn() after it; local_state() is
+ * the core's callback (enum btl_ft_process_state). */
+int ompi_comm_ft_witness_publish(void);
+void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
+int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
+void ompi_comm_ft_witness_finalize(void);
 
 /* comm_ft_detector.c: where the core's conclusions go. failed() and
  * declared_dead_self() run with the core lock held, from the driver;

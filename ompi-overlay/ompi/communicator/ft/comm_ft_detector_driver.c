@@ -463,6 +463,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *e
         .declared_dead_self = on_declared_dead_self,
         .suspected = on_suspected,
         .close_call = on_close_call,
+        .local_state = ompi_comm_ft_witness_local_state,
     };
     pthread_condattr_t attr;
 
@@ -554,9 +555,11 @@ void ompi_comm_ft_driver_finalize(void)
     ompi_comm_ft_detector_report_counters(&stats);
     opal_output_verbose(10, ompi_ftmpi_output_handle,
                         "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
-                        " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64,
+                        " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64
+                        " witnesses asked %" PRIu64 " answered %" PRIu64,
                         stats.heartbeats_sent, stats.heartbeats_missed, stats.suspicions,
-                        stats.notices_started, stats.notices_received, stats.malformed_dropped);
+                        stats.notices_started, stats.notices_received, stats.malformed_dropped,
+                        stats.witness_queries, stats.witness_answers);
     btl_ft_destroy(core);
     core = NULL;
     pthread_mutex_unlock(&core_lock);

@@ -49,6 +49,7 @@ static char *detector_propagator = "hba";
 static uint64_t detector_seed = 0x62746c5f6674ULL; /* "btl_ft" */
 static unsigned int detector_probe_width = 8;
 static bool detector_quorum = true;
+static bool detector_witness = true;
 
 /* first variable whose value Open MPI itself rejected at registration */
 static const char *rejected_variable = NULL;
@@ -109,6 +110,16 @@ int ompi_comm_ft_detector_params_register(void)
                       "of the job or more hanging at once, unconfirmed, stops the rest. Turn "
                       "off only for applications that must survive that",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_quorum);
+    register_variable("detector_witness",
+                      "Before declaring a silent process of another node failed, ask a "
+                      "process of that node whether the operating system still runs it (its "
+                      "/proc entry); for a process of this node, look directly. A process "
+                      "that is only starved of CPU (an oversubscribed or loaded node) then "
+                      "gets another timeout, until it has been silent for 4 timeouts or 1 s, "
+                      "whichever is longer; one that is stopped "
+                      "(SIGSTOP) or gone is declared at once. If false, only the silent "
+                      "process's own answer to a probe counts",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_witness);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
                       "shuffle); must be the same in every process",
@@ -215,6 +226,7 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
     }
     params->probe_width = detector_probe_width;
     params->quorum = detector_quorum;
+    params->witness = detector_witness;
 
     if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", detector_period,
                                              &params->period_ns))

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""false_failures: failure-free jobs that must end without a false failure,
+for btl_ft and stock's detector, in three setups:
+  - 2 emulated nodes, 4 ranks; 3 emulated nodes, 6 ranks (tests/netns: one
+    network namespace and one PRRTE daemon per node, tcp between nodes);
+  - 2 emulated nodes whose daemons each start a session of their own, as
+    PRRTE's do by default: Linux then schedules each node as one group on
+    the shared cores (CFS autogroup), which starves whole processes for
+    90-230 ms, as separate machines never would (tests/netns/nodes.py);
+  - one host, 8 ranks on the 2 cores while a second job (2 processes
+    spinning, launched by its own mpirun in a session of its own) loads it.
+Each run is ulfm_agree --kind none: agreements for 0.4 s across nodes, or
+2 s of computing without MPI calls then agreements on the loaded host. A
+run is clean when every rank reports, mpirun exits 0 and no detector
+printed a suspicion. delta is scanned downwards (eta = delta / 5) from
+50 ms; the scan of a setup stops at the first delta with a false failure,
+so the last clean delta is the smallest one found. At one delta a setup
+gets up to RUNS runs (50 in `make bench`), and stops early after 3 false
+failures: by then the rate is known to be far from zero.
+Output: benchmarks/results/false_failures.jsonl, one line per (config, setup, delta).
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402
+import harness  # noqa: E402
+sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
+import netns_scenario  # noqa: E402
+import nodes  # noqa: E402
+
+# btl_ft's and stock's verbose-1 lines when they declare a process failed
+SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
+DELTAS = [0.05, 0.03, 0.02, 0.01]
+# name, emulated nodes (0: this host), ranks, daemons in sessions of their own
+SETUPS = [("2 nodes", 2, 4, False), ("3 nodes", 3, 6, False),
+          ("2 nodes, daemons detached", 2, 4, True), ("1 host, loaded", 0, 8, False)]
+STOP_AFTER_FALSE = 3
+LOADED_COMPUTE_S = 2
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="5 runs per delta")
+    p.add_argument("--runs", type=int, default=None)
+    return p.parse_args(argv)
+
+
+def verdict(records, np_, output, ended):
+    finished = [r for r in records if "rounds" in r]
+    suspicions = [line for line in output.splitlines() if SUSPICION.search(line)]
+    return ended and len(finished) == np_ and not suspicions, suspicions
+
+
+def run_on_nodes(config, delta, n_nodes, np_, detached):
+    variant, mca = common.config_mca(config, delta / 5, delta, {"mpi_ft_verbose": 1})
+    exe = common.compile_for(common.ULFM_AGREE, variant)
+    args = argparse.Namespace(kind="none", np=np_, nodes=n_nodes, deadline_s=20, slack_s=30,
+                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
+                              detached=detached)
+    with nodes.exclusive():
+        names, _ = nodes.ensure_nodes(n_nodes)
+        run, _, _ = netns_scenario.run_job(args, names, exe, [])
+    clean, suspicions = verdict(run.records, np_, run.output,
+                                not run.timed_out and run.returncode == 0)
+    return clean, suspicions, run.wall_s
+
+
+def start_load(variant):
+    """The second job: 2 spinning processes under their own mpirun and session."""
+    cmd = [str(harness.prefix(variant) / "bin" / "mpirun"), "-np", "2", "--oversubscribe",
+           "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += ["sh", "-c", "while :; do :; done"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def stop_load(load):
+    try:
+        os.killpg(load.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    load.wait()
+
+
+def run_loaded(config, delta, np_):
+    variant, mca = common.config_mca(config, delta / 5, delta, {"mpi_ft_verbose": 1})
+    exe = common.compile_for(common.ULFM_AGREE, variant)
+    program = [exe, "--victims", 0, "--kind", "none", "--inject-after-ms", 400,
+               "--deadline-s", 20, "--compute-s", LOADED_COMPUTE_S]
+    load = start_load(variant)
+    try:
+        run = common.run_mpi(harness.mpirun_command(np_, program, mca=mca, variant=variant),
+                             LOADED_COMPUTE_S + 60, expect_records=np_,
+                             stop_when=lambda line: bool(SUSPICION.search(line)))
+    finally:
+        stop_load(load)
+    # every rank reporting is the answer; a mpirun that then fails to return
+    # is a defect of its own, not a false failure
+    ended = run["returncode"] == 0 or run["outcome"] == "hung_after_report"
+    clean, suspicions = verdict(run["records"], np_, run["output"], ended)
+    return clean, suspicions, run["wall_s"]
+
+
+def scan_setup(sink, config, setup, runs):
+    name, n_nodes, np_, detached = setup
+    for delta in DELTAS:
+        done, false, examples, wall = 0, 0, [], 0.0
+        while done < runs and false < STOP_AFTER_FALSE:
+            if n_nodes:
+                clean, suspicions, wall_s = run_on_nodes(config, delta, n_nodes, np_, detached)
+            else:
+                clean, suspicions, wall_s = run_loaded(config, delta, np_)
+            done += 1
+            wall += wall_s
+            if not clean:
+                false += 1
+                examples.append(suspicions[:2] or ["no suspicion printed, but the run failed"])
+        sink.write({"benchmark": "false_failures", "config": config, "setup": name,
+                    "nodes": n_nodes or 1, "np": np_, "loaded": n_nodes == 0, "detached": detached,
+                    "cores": os.cpu_count(), "eta_s": delta / 5, "delta_s": delta,
+                    "runs": done, "false_failures": false, "wall_s": round(wall, 1),
+                    "examples": examples[:3]})
+        common.progress(f"false_failures {config} {name} delta={delta * 1e3:g}ms: "
+                        f"{false} of {done} runs with a false failure")
+        if false:
+            return
+
+
+def main(argv):
+    options = parse(argv)
+    runs = options.runs or (5 if options.quick else 50)
+    sink = common.JsonLines("false_failures")
+    try:
+        nodes.ensure_nodes(3)
+        setups = SETUPS
+    except nodes.Unavailable as e:
+        common.progress(f"false_failures: no emulated nodes ({e}); the loaded host only")
+        setups = [s for s in SETUPS if s[1] == 0]
+    for config in ("btl_ft", "stock-detector"):
+        for setup in setups:
+            scan_setup(sink, config, setup, runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

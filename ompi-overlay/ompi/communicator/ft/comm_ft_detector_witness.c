@@ -1,0 +1,180 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The host's side of a witness (the protocol is the core's,
+ * detector_witness.cpp): which pid each rank of this node has, and what
+ * /proc says of it when an observer asks.
+ *
+ * At MPI_Init every process publishes, with node-local scope, its pid, its
+ * start time (field 22 of /proc/self/stat: a reused pid has another) and
+ * its pid namespace (a pid means nothing in another one). After MPI_Init's
+ * barrier each process reads those of the other ranks of its node, once.
+ * A question then costs one read of /proc/<pid>/stat, on the detector
+ * thread; nothing runs while the job is healthy.
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/mca/pmix/pmix-internal.h"
+#include "opal/util/output.h"
+
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/constants.h"
+#include "ompi/runtime/ompi_rte.h"
+#include "ompi/runtime/params.h"
+
+#define WITNESS_KEY "btl_ft.witness"
+
+typedef struct {
+    uint64_t pid;
+    uint64_t start_time; /* clock ticks since boot */
+    uint64_t pid_namespace;
+} process_id_t;
+
+static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
+static uint32_t peer_count = 0;
+
+static uint64_t own_pid_namespace(void)
+{
+    struct stat info;
+
+    return 0 == stat("/proc/self/ns/pid", &info) ? (uint64_t) info.st_ino : 0;
+}
+
+/* Reads state and start time from /proc/<pid>/stat; false when it is gone. */
+static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *readable)
+{
+    char path[64], text[1024], *field;
+    ssize_t length;
+    int fd;
+
+    *readable = true;
+    snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long) pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *readable = ENOENT == errno || ESRCH == errno ? true : false;
+        return false;
+    }
+    length = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (length <= 0) {
+        *readable = false;
+        return false;
+    }
+    text[length] = '\0';
+    /* the command name may hold spaces and parentheses: fields follow the last ')' */
+    field = strrchr(text, ')');
+    if (NULL == field || 2 != sscanf(field + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                                                "%*s %*s %*s %*s %*s %*s %*s %" SCNu64,
+                                     state, start_time)) {
+        *readable = false;
+        return false;
+    }
+    return true;
+}
+
+int ompi_comm_ft_witness_publish(void)
+{
+    process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
+    bool readable;
+    char state;
+    int rc;
+
+    if (!read_stat(self.pid, &state, &self.start_time, &readable)) {
+        return OMPI_SUCCESS; /* no /proc: nobody can witness for us */
+    }
+    OPAL_MODEX_SEND_STRING(rc, PMIX_LOCAL, WITNESS_KEY, &self, sizeof(self));
+    if (PMIX_SUCCESS == rc) {
+        rc = PMIx_Commit();
+    }
+    if (PMIX_SUCCESS != rc) {
+        opal_output_verbose(1, ompi_ftmpi_output_handle,
+                            "%s btl_ft: cannot publish this process for witnesses: %s",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), PMIx_Error_string(rc));
+    }
+    return OMPI_SUCCESS;
+}
+
+void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self)
+{
+    opal_process_name_t name = *OMPI_PROC_MY_NAME;
+    uint64_t namespace_here = own_pid_namespace();
+    process_id_t *found;
+    size_t found_size;
+    int rc;
+
+    if (NULL == node_of_rank || 0 == namespace_here
+        || NULL == (peers = calloc(size, sizeof(*peers)))) {
+        return;
+    }
+    peer_count = size;
+    for (uint32_t rank = 0; rank < size; ++rank) {
+        if (rank == self || node_of_rank[rank] != node_of_rank[self]) {
+            continue;
+        }
+        name.vpid = rank;
+        found = NULL;
+        found_size = 0;
+        OPAL_MODEX_RECV_STRING(rc, WITNESS_KEY, &name, (void **) &found, &found_size);
+        if (PMIX_SUCCESS == rc && sizeof(*found) == found_size
+            && found->pid_namespace == namespace_here) {
+            peers[rank] = *found;
+        }
+        free(found);
+    }
+}
+
+/* Unknown unless /proc says it plainly: a witness that guesses "gone"
+ * would declare a live process failed. */
+static int state_of(uint32_t rank, char *state)
+{
+    uint64_t start_time;
+    bool readable;
+
+    if (rank >= peer_count || 0 == peers[rank].pid) {
+        return BTL_FT_STATE_UNKNOWN;
+    }
+    if (!read_stat(peers[rank].pid, state, &start_time, &readable)) {
+        return readable ? BTL_FT_STATE_GONE : BTL_FT_STATE_UNKNOWN;
+    }
+    if (start_time != peers[rank].start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
+        return BTL_FT_STATE_GONE;
+    }
+    if ('T' == *state || 't' == *state) {
+        return BTL_FT_STATE_STOPPED;
+    }
+    return BTL_FT_STATE_RUNNING;
+}
+
+int ompi_comm_ft_witness_local_state(void *context, uint32_t rank)
+{
+    char state = '?';
+    int verdict = state_of(rank, &state);
+
+    opal_output_verbose(10, ompi_ftmpi_output_handle, "%s btl_ft: witness: rank %u is in state %c",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank, state);
+    return verdict;
+}
+
+void ompi_comm_ft_witness_finalize(void)
+{
+    free(peers);
+    peers = NULL;
+    peer_count = 0;
+}

@@ -1,0 +1,164 @@
+"""A rank starved of CPU is not declared failed: its node's witness saw it running.
+
+  starved_rank.py [--np 4] [--starve-s 1.5]
+
+4 ranks of ulfm_agree --kind none compute for 3 s without MPI calls. While
+they do, the last rank is moved into a cpu cgroup (v1) allowed 10 ms of CPU
+per 100 ms, which its computing thread uses up: the kernel's CFS bandwidth
+control then keeps every thread of it, the detector's too, off the CPU for
+about 90 ms at a time, almost twice the timeout (eta 10 ms, delta 50 ms). It is released after --starve-s.
+  - with mpi_ft_detector_witness false (the control) its observer must
+    declare it failed: otherwise the starvation was too mild and the test
+    would prove nothing;
+  - with witnesses on, nobody may be declared failed, every rank must
+    report, and some process must count an emitter "a witness saw running".
+Exit 77 (ctest: skipped) without a writable cgroup v1 cpu hierarchy with
+CFS bandwidth control.
+"""
+import argparse
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+import harness
+
+CPU_ROOT = Path("/sys/fs/cgroup/cpu")
+PERIOD_US, QUOTA_US = 100_000, 10_000
+SUSPICION = re.compile(r"btl_ft: rank \d+ failed")
+WITNESSED = re.compile(r"(\d+) that a witness saw running")
+MCA = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05, "mpi_ft_verbose": 1}
+
+
+def cgroup_usable():
+    return (CPU_ROOT / "cpu.cfs_quota_us").exists() and (CPU_ROOT / "cgroup.procs").exists()
+
+
+def rank_pid(exe, rank):
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if str(exe) not in (entry / "cmdline").read_bytes().decode(errors="replace"):
+                continue
+            if f"PMIX_RANK={rank}".encode() in (entry / "environ").read_bytes().split(b"\0"):
+                return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def detector_running(pid):
+    try:
+        return any((task / "comm").read_text().strip() == "btl_ft"
+                   for task in Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return False
+
+
+class Starver(threading.Thread):
+    """Starves one rank once its detector thread runs, then releases it."""
+
+    def __init__(self, exe, rank, starve_s):
+        super().__init__(daemon=True)
+        self.exe, self.rank, self.starve_s = exe, rank, starve_s
+        self.group = CPU_ROOT / f"btl_ft-starve-{id(self)}"
+        self.problem = None
+        self.starved = False
+
+    def run(self):
+        try:
+            self._starve()
+        except OSError as e:
+            self.problem = f"starving rank {self.rank} failed: {e}"
+        finally:
+            self._release()
+
+    def _starve(self):
+        deadline = time.monotonic() + 30
+        pid = None
+        while time.monotonic() < deadline:
+            pid = pid or rank_pid(self.exe, self.rank)
+            if pid and detector_running(pid):
+                break
+            time.sleep(0.02)
+        else:
+            self.problem = f"rank {self.rank} never started its detector thread"
+            return
+        time.sleep(0.3)  # into the computation, past MPI_Init
+        self.group.mkdir()
+        (self.group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (self.group / "cpu.cfs_quota_us").write_text(str(QUOTA_US))
+        (self.group / "cgroup.procs").write_text(str(pid))  # every thread of it
+        self.starved = True
+        time.sleep(self.starve_s)
+
+    def _release(self):
+        if not self.group.exists():
+            return
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                (CPU_ROOT / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # it ended meanwhile
+        self.group.rmdir()
+
+
+def run_case(exe, args, witness):
+    mca = {**MCA, "mpi_ft_detector_witness": "true" if witness else "false"}
+    program = [exe, "--victims", "0", "--kind", "none", "--inject-after-ms", 400,
+               "--deadline-s", 20, "--compute-s", 3]
+    starver = Starver(exe, args.np - 1, args.starve_s)
+    starver.start()
+    run = harness.run(harness.mpirun_command(args.np, program, mca=mca), deadline_s=60,
+                      program_name=str(exe))
+    starver.join(timeout=10)
+    return run, starver
+
+
+def check_control(run, starver):
+    if starver.problem or not starver.starved:
+        return [starver.problem or "the rank was never starved"]
+    if not SUSPICION.search(run.output):
+        return ["witnesses off: nobody declared the starved rank failed, so the starvation "
+                "was too mild for this test to show anything"]
+    return []
+
+
+def check_witnessed(run, starver, np_):
+    if starver.problem or not starver.starved:
+        return [starver.problem or "the rank was never starved"]
+    problems = harness.exit_problems(run, 60)
+    suspicions = [line for line in run.output.splitlines() if SUSPICION.search(line)]
+    if suspicions:
+        problems.append(f"a starved rank was declared failed: {suspicions[0]}")
+    finished = [r for r in run.records if "rounds" in r and not r.get("failed")]
+    if len(finished) != np_:
+        problems.append(f"{len(finished)} of {np_} ranks finished without a failure")
+    if not any(int(n) > 0 for n in WITNESSED.findall(run.output)):
+        problems.append("no process counted an emitter that a witness saw running")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--starve-s", type=float, default=1.5)
+    args = p.parse_args()
+    if not cgroup_usable():
+        print(f"SKIPPED: no cgroup v1 cpu hierarchy with CFS bandwidth control at {CPU_ROOT}")
+        return 77
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+
+    def cases():
+        run, starver = run_case(exe, args, witness=False)
+        yield "witnesses off (control)", run, check_control(run, starver)
+        run, starver = run_case(exe, args, witness=True)
+        yield "witnesses on", run, check_witnessed(run, starver, args.np)
+    return harness.verdict_of_cases("a starved rank is witnessed running", cases())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
