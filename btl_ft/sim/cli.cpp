@@ -161,9 +161,9 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.seed = *seed;
              return {};
          }},
-        {"--per-node", [](cli_options& o, std::string_view v) -> std::string {
+        {"--ppn", [](cli_options& o, std::string_view v) -> std::string {
              const auto count = parse_integer<rank_t>(v);
-             if (!count || *count == 0) return "--per-node: '" + std::string(v) + "' is not a positive count";
+             if (!count || *count == 0) return "--ppn: '" + std::string(v) + "' is not a positive count";
              o.base.per_node = *count;
              return {};
          }},

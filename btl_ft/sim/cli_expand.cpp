@@ -85,7 +85,7 @@ Configuration:
   --propagator P[,P..]    notice overlay: hba (default), bmg, chord
   --runs R                runs per configuration (default 10)
   --seed S                64-bit seed, decimal or 0x-hex (default 1); run r+1 uses a seed derived from run r
-  --per-node K            K consecutive ranks per node (default 1); a silent emitter's
+  --ppn K                 K consecutive ranks per node (default 1); a silent emitter's
                           node then witnesses whether it still runs
   --swim                  SWIM random probing instead (Section 4.3): rounds until every
                           process is probed, and the most probes on one process per round
@@ -109,7 +109,7 @@ Failures:
 
 Faults that void Theorem 1 (to see the checkers fail):
   --stall D               one random live process is starved for D from the end of warm-up
-                          (a false suspicion when D > delta - eta, or with --per-node
+                          (a false suspicion when D > delta - eta, or with --ppn
                           above 1, when D > max(4 delta, 1 s))
   --drop-messages P       an active message (NEWOBSERVER, notice) is lost with probability P
 

@@ -74,7 +74,7 @@ std::string summary::json() const {
     const double eta_s = static_cast<double>(config_.period_ns) * s_per_ns;
     const double delta_s = static_cast<double>(config_.timeout_ns) * s_per_ns;
     json_object out;
-    out.add("mode", "detector").add("seed", seed_).add("nodes", config_.nodes).add("per_node", config_.per_node);
+    out.add("mode", "detector").add("seed", seed_).add("nodes", config_.nodes).add("ppn", config_.per_node);
     out.add("failures", config_.failures)
         .add("failure_law", config_.law == failure_law::forced ? "forced" : "exponential")
         .add("placement", config_.where == placement::random ? "random" : "consecutive")
