@@ -22,7 +22,6 @@ Output: benchmarks/results/false_failures.jsonl, one line per (config, setup, de
 import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -83,11 +82,13 @@ def start_load(variant):
 
 
 def stop_load(load):
-    try:
-        os.killpg(load.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    # the whole session: mpirun puts its children in process groups of their
+    # own, so killing mpirun's group left them spinning (106 of them, once)
+    common._kill_session(load.pid)
     load.wait()
+    left = common._session_pids(load.pid)
+    if left:
+        raise RuntimeError(f"the load job left processes behind: {left}")
 
 
 def run_loaded(config, delta, np_):
