@@ -12,9 +12,11 @@
 //            a process that stays silent while running is still declared;
 //   stopped or gone: a hang or a crash, declared at once, without waiting
 //            out the PROBE's window;
-//   unknown, or no answer: the PROBE alone decides, as without witnesses.
-// A cut node, or a node whose processes are all stopped, answers nothing,
-// so partitions and node losses are found exactly as before.
+//   unknown: the PROBE alone decides, as without witnesses.
+// A witness on another node gets half a timeout to answer (two hosts'
+// schedules lie on its path). A cut node, or a node whose processes are
+// all stopped, answers nothing: its processes are declared at 1.5 timeouts
+// instead of one timeout plus the PROBE's window.
 //
 // Rejected: asking the runtime's daemon (one PMIx query per suspicion,
 // through a server that may itself be starved on the same node), and

@@ -68,7 +68,7 @@ static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *rea
     snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long) pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        *readable = ENOENT == errno || ESRCH == errno ? true : false;
+        *readable = ENOENT == errno || ESRCH == errno;
         return false;
     }
     length = read(fd, text, sizeof(text) - 1);
