@@ -233,6 +233,10 @@ class JsonLines:
         self.handle.write(json.dumps(record) + "\n")
         self.handle.flush()
 
+    def carry(self, record):
+        """A line of an earlier run kept as it was, its date included."""
+        self.handle.write(json.dumps(record) + "\n")
+
 
 def read_jsonl(name):
     path = RESULTS / f"{name}.jsonl"

@@ -108,7 +108,8 @@ def false_failure_rows(records):
         clean = sorted(r["delta_s"] for r in runs if r["false_failures"] == 0)
         rows.append({"config": config, "setup": setup, "np": runs[0]["np"], "cores": runs[0]["cores"],
                      "smallest_clean_delta_s": clean[0] if clean else None,
-                     "tried": [(r["delta_s"], r["runs"], r["false_failures"]) for r in runs]})
+                     "tried": [(r["delta_s"], r["runs"], r["false_failures"]) for r in runs],
+                     "measured": runs[0]["when"][:10]})
     return rows
 
 

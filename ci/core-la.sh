@@ -3,6 +3,9 @@
 # libmpi is linked by libtool: given the .la, libtool links the archive in
 # whole and puts the C++ runtime after it, which a bare -lstdc++ flag cannot
 # guarantee (this gcc links with --as-needed, and libtool drops .so paths).
+# Its inherited linker flag keeps every symbol of the archive out of
+# libmpi's dynamic symbol table: the shim calls the core inside libmpi, and
+# an application must not bind to the core's C ABI or its C++ instances.
 set -euo pipefail
 archive=$1
 la=${archive%.a}.la
@@ -12,7 +15,7 @@ cat > "$la.tmp" <<LA
 dlname=''
 library_names=''
 old_library='$(basename "$archive")'
-inherited_linker_flags=''
+inherited_linker_flags='-Wl,--exclude-libs,$(basename "$archive")'
 dependency_libs=' -lstdc++'
 weak_library_names=''
 current=0

@@ -39,6 +39,7 @@ DELTAS = [0.05, 0.03, 0.02, 0.01]
 # name, emulated nodes (0: this host), ranks, daemons in sessions of their own
 SETUPS = [("2 nodes", 2, 4, False), ("3 nodes", 3, 6, False),
           ("2 nodes, daemons detached", 2, 4, True), ("1 host, loaded", 0, 8, False)]
+CONFIGS = ("btl_ft", "stock-detector")
 STOP_AFTER_FALSE = 3
 LOADED_COMPUTE_S = 2
 
@@ -47,13 +48,31 @@ def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="5 runs per delta")
     p.add_argument("--runs", type=int, default=None)
+    p.add_argument("--config", action="append", choices=CONFIGS,
+                   help="measure only this configuration (repeatable)")
+    p.add_argument("--setup", action="append", choices=[s[0] for s in SETUPS],
+                   help="measure only this setup (repeatable)")
     return p.parse_args(argv)
 
 
-def verdict(records, np_, output, ended):
+def keep_others(configs, setups):
+    """A partial run replaces only what it measures: the earlier lines of
+    the other (configuration, setup) pairs stay, each with its own date."""
+    return [r for r in common.read_jsonl("false_failures")
+            if r["config"] not in configs or r["setup"] not in setups]
+
+
+def verdict(records, np_, output, ended, how_it_ended):
+    """(clean, what to keep of an unclean run): its suspicions, or, when no
+    detector suspected anyone, how it ended and its last lines, so that a
+    rare failure of another kind can still be diagnosed from the results."""
     finished = [r for r in records if "rounds" in r]
     suspicions = [line for line in output.splitlines() if SUSPICION.search(line)]
-    return ended and len(finished) == np_ and not suspicions, suspicions
+    clean = ended and len(finished) == np_ and not suspicions
+    if clean or suspicions:
+        return clean, suspicions
+    return False, [f"no suspicion printed; {how_it_ended}; {len(finished)} of {np_} ranks reported",
+                   *output.splitlines()[-12:]]
 
 
 def run_on_nodes(config, delta, n_nodes, np_, detached):
@@ -65,8 +84,9 @@ def run_on_nodes(config, delta, n_nodes, np_, detached):
     with nodes.exclusive():
         names, _ = nodes.ensure_nodes(n_nodes)
         run, _, _ = netns_scenario.run_job(args, names, exe, [])
+    how = "killed at its deadline" if run.timed_out else f"mpirun exit {run.returncode}"
     clean, suspicions = verdict(run.records, np_, run.output,
-                                not run.timed_out and run.returncode == 0)
+                                not run.timed_out and run.returncode == 0, how)
     return clean, suspicions, run.wall_s
 
 
@@ -106,7 +126,8 @@ def run_loaded(config, delta, np_):
     # every rank reporting is the answer; a mpirun that then fails to return
     # is a defect of its own, not a false failure
     ended = run["returncode"] == 0 or run["outcome"] == "hung_after_report"
-    clean, suspicions = verdict(run["records"], np_, run["output"], ended)
+    clean, suspicions = verdict(run["records"], np_, run["output"], ended,
+                                f"outcome {run['outcome']}, mpirun exit {run['returncode']}")
     return clean, suspicions, run["wall_s"]
 
 
@@ -123,7 +144,7 @@ def scan_setup(sink, config, setup, runs):
             wall += wall_s
             if not clean:
                 false += 1
-                examples.append(suspicions[:2] or ["no suspicion printed, but the run failed"])
+                examples.append(suspicions if not SUSPICION.search(suspicions[0]) else suspicions[:2])
         sink.write({"benchmark": "false_failures", "config": config, "setup": name,
                     "nodes": n_nodes or 1, "np": np_, "loaded": n_nodes == 0, "detached": detached,
                     "cores": os.cpu_count(), "eta_s": delta / 5, "delta_s": delta,
@@ -138,14 +159,19 @@ def scan_setup(sink, config, setup, runs):
 def main(argv):
     options = parse(argv)
     runs = options.runs or (5 if options.quick else 50)
+    configs = options.config or CONFIGS
+    setups = [s for s in SETUPS if options.setup is None or s[0] in options.setup]
+    kept = keep_others(configs, [s[0] for s in setups]) if options.config or options.setup else []
     sink = common.JsonLines("false_failures")
-    try:
-        nodes.ensure_nodes(3)
-        setups = SETUPS
-    except nodes.Unavailable as e:
-        common.progress(f"false_failures: no emulated nodes ({e}); the loaded host only")
-        setups = [s for s in SETUPS if s[1] == 0]
-    for config in ("btl_ft", "stock-detector"):
+    for record in kept:
+        sink.carry(record)
+    if any(s[1] for s in setups):
+        try:
+            nodes.ensure_nodes(3)
+        except nodes.Unavailable as e:
+            common.progress(f"false_failures: no emulated nodes ({e}); the loaded host only")
+            setups = [s for s in setups if s[1] == 0]
+    for config in configs:
         for setup in setups:
             scan_setup(sink, config, setup, runs)
     return 0

@@ -1,7 +1,8 @@
 // The C ABI of btl_ft.h: validates the configuration with messages that name
 // the field (they end up in MPI_Init's error output, next to the MCA
 // parameter), builds the ring, and bridges the C callbacks to the C++
-// transport and sink. No protocol logic lives here.
+// transport and sink. No protocol logic lives here. No exception leaves
+// this file: the caller is C.
 #include "btl_ft/btl_ft.h"
 
 #include <cstdio>
@@ -116,9 +117,9 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     return out;
 }
 
-void write_error(char* error, std::size_t error_length, const std::string& text) {
+void write_error(char* error, std::size_t error_length, const char* what, const char* text) noexcept {
     if (error != nullptr && error_length > 0) {
-        std::snprintf(error, error_length, "btl_ft: invalid detector configuration: %s", text.c_str());
+        std::snprintf(error, error_length, "btl_ft: %s: %s", what, text);
     }
 }
 
@@ -128,7 +129,32 @@ struct btl_ft_detector {
     explicit btl_ft_detector(const btl_ft_callbacks_t& callbacks) : bridge(callbacks) {}
     c_bridge bridge;
     std::unique_ptr<btl_ft::detector> core;
+    char failure[160] = "";  // a fixed buffer: recording a bad_alloc must not allocate
 };
+
+namespace {
+
+void record_failure(char* out, std::size_t length, const char* what) noexcept {
+    std::snprintf(out, length, "%s", what);
+}
+
+// Runs one call into the core; an exception is caught here and leaves the
+// detector inert, since the core's state may be half updated.
+template <typename Call>
+int guarded(btl_ft_detector_t* detector, Call&& call) noexcept {
+    if (detector->failure[0] != '\0') return BTL_FT_BROKEN;
+    try {
+        call();
+        return 0;
+    } catch (const std::exception& e) {
+        record_failure(detector->failure, sizeof detector->failure, e.what());
+    } catch (...) {
+        record_failure(detector->failure, sizeof detector->failure, "an exception of unknown type");
+    }
+    return BTL_FT_BROKEN;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -137,54 +163,77 @@ const char btl_ft_propagator_words[] = "hba|bmg|chord";
 
 int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks, btl_ft_detector_t** out,
                   char* error, size_t error_length) {
-    std::string problem = out == nullptr ? "out is NULL" : check_c_fields(config, callbacks);
-    btl_ft::detector_config core;
-    if (problem.empty()) {
-        core = core_config(*config);
-        problem = btl_ft::config_error(core);
-        if (!problem.empty()) problem = "config." + problem;
+    try {
+        std::string problem = out == nullptr ? "out is NULL" : check_c_fields(config, callbacks);
+        btl_ft::detector_config core;
+        if (problem.empty()) {
+            core = core_config(*config);
+            problem = btl_ft::config_error(core);
+            if (!problem.empty()) problem = "config." + problem;
+        }
+        if (!problem.empty()) {
+            write_error(error, error_length, "invalid detector configuration", problem.c_str());
+            return -1;
+        }
+        std::shared_ptr<const btl_ft::ring> ring;
+        const auto order = static_cast<btl_ft::ring_order>(config->ring_order);
+        if (config->node_of_rank == nullptr) {
+            ring = btl_ft::ring::make_flat(order, config->size, config->seed);
+        } else {
+            ring = btl_ft::ring::make(order, {config->node_of_rank, config->size}, config->seed);
+        }
+        auto made = std::make_unique<btl_ft_detector>(*callbacks);
+        made->core = std::make_unique<btl_ft::detector>(core, std::move(ring), made->bridge, made->bridge);
+        *out = made.release();
+        return 0;
+    } catch (const std::exception& e) {
+        write_error(error, error_length, "could not create the detector", e.what());
+    } catch (...) {
+        write_error(error, error_length, "could not create the detector", "an exception of unknown type");
     }
-    if (!problem.empty()) {
-        write_error(error, error_length, problem);
-        return -1;
-    }
-    std::shared_ptr<const btl_ft::ring> ring;
-    const auto order = static_cast<btl_ft::ring_order>(config->ring_order);
-    if (config->node_of_rank == nullptr) {
-        ring = btl_ft::ring::make_flat(order, config->size, config->seed);
-    } else {
-        ring = btl_ft::ring::make(order, {config->node_of_rank, config->size}, config->seed);
-    }
-    auto made = std::make_unique<btl_ft_detector>(*callbacks);
-    made->core = std::make_unique<btl_ft::detector>(core, std::move(ring), made->bridge, made->bridge);
-    *out = made.release();
-    return 0;
+    return -1;
 }
 
 void btl_ft_destroy(btl_ft_detector_t* detector) { delete detector; }
 
-void btl_ft_start(btl_ft_detector_t* detector, int64_t now_ns) { detector->core->start(now_ns); }
+int btl_ft_start(btl_ft_detector_t* detector, int64_t now_ns) {
+    return guarded(detector, [&] { detector->core->start(now_ns); });
+}
 
-int64_t btl_ft_tick(btl_ft_detector_t* detector, int64_t now_ns) { return detector->core->tick(now_ns); }
+int64_t btl_ft_tick(btl_ft_detector_t* detector, int64_t now_ns) {
+    int64_t next = BTL_FT_BROKEN;
+    const int status = guarded(detector, [&] { next = detector->core->tick(now_ns); });
+    return status == 0 ? next : status;
+}
 
 int btl_ft_on_message(btl_ft_detector_t* detector, int64_t now_ns, uint32_t from, const void* bytes, size_t length) {
-    return detector->core->on_message(now_ns, from, {static_cast<const std::byte*>(bytes), length}) ? 0 : -1;
+    bool accepted = false;
+    const int status = guarded(detector, [&] {
+        accepted = detector->core->on_message(now_ns, from, {static_cast<const std::byte*>(bytes), length});
+    });
+    return status != 0 ? status : accepted ? 0 : -1;
 }
 
-void btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint64_t word) {
-    detector->core->on_heartbeat_word(now_ns, word);
+int btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint64_t word) {
+    return guarded(detector, [&] { detector->core->on_heartbeat_word(now_ns, word); });
 }
 
-void btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank, int kind) {
-    detector->core->report_failure(now_ns, rank,
-                                   kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable);
+int btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank, int kind) {
+    const auto core_kind = kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable;
+    return guarded(detector, [&] { detector->core->report_failure(now_ns, rank, core_kind); });
 }
 
-void btl_ft_on_shrunk(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* members, size_t count) {
-    detector->core->on_shrunk(now_ns, {members, count});
+int btl_ft_on_shrunk(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* members, size_t count) {
+    return guarded(detector, [&] { detector->core->on_shrunk(now_ns, {members, count}); });
 }
 
-void btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns) { detector->core->leave(now_ns); }
+int btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns) {
+    return guarded(detector, [&] { detector->core->leave(now_ns); });
+}
+
+const char* btl_ft_failure(const btl_ft_detector_t* detector) {
+    return detector->failure[0] == '\0' ? nullptr : detector->failure;
+}
 
 uint32_t btl_ft_emitter(const btl_ft_detector_t* detector) { return detector->core->emitter(); }
 uint32_t btl_ft_observer(const btl_ft_detector_t* detector) { return detector->core->observer(); }

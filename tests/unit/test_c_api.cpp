@@ -1,8 +1,10 @@
-// The C ABI: configuration errors name the field, words parse, and two
-// detectors wired through C callbacks detect a failure end to end.
+// The C ABI: configuration errors name the field, words parse, two
+// detectors wired through C callbacks detect a failure end to end, and an
+// exception inside the core becomes an error code, never an unwind into C.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -185,6 +187,36 @@ TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
     const unsigned char junk[3] = {1, 2, 3};
     EXPECT_EQ(btl_ft_on_message(detectors[0], 0, 2, junk, sizeof junk), -1);
     for (auto* detector : detectors) btl_ft_destroy(detector);
+}
+
+// Stands for the core running out of memory mid-call: the exception is
+// thrown below the C ABI (in a callback the core calls) and must stop there.
+TEST(CApi, AnExceptionInsideTheCoreBecomesBrokenAndStaysSo) {
+    mailbox box;
+    btl_ft_callbacks_t callbacks = callbacks_for(box);
+    callbacks.put_heartbeat = [](void*, uint32_t, uint64_t) { throw std::bad_alloc(); };
+    const auto config = valid_config(4, 1);
+    btl_ft_detector_t* detector = nullptr;
+    char error[128];
+    ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
+    EXPECT_EQ(btl_ft_failure(detector), nullptr);
+    const int started = btl_ft_start(detector, 0);
+    const int64_t next = btl_ft_tick(detector, 20'000'000);
+    // the first heartbeat is put by start or by the first tick
+    EXPECT_TRUE(started == BTL_FT_BROKEN || next == BTL_FT_BROKEN) << started << " " << next;
+    ASSERT_NE(btl_ft_failure(detector), nullptr);
+    EXPECT_NE(std::strstr(btl_ft_failure(detector), "bad_alloc"), nullptr) << btl_ft_failure(detector);
+    // inert from then on: no call reaches the core again
+    EXPECT_EQ(btl_ft_tick(detector, 40'000'000), BTL_FT_BROKEN);
+    EXPECT_EQ(btl_ft_on_heartbeat_word(detector, 40'000'000, 7), BTL_FT_BROKEN);
+    const unsigned char junk[3] = {1, 2, 3};
+    EXPECT_EQ(btl_ft_on_message(detector, 40'000'000, 2, junk, sizeof junk), BTL_FT_BROKEN);
+    EXPECT_EQ(btl_ft_report_failure(detector, 40'000'000, 2, BTL_FT_CRASHED), BTL_FT_BROKEN);
+    EXPECT_EQ(btl_ft_leave(detector, 40'000'000), BTL_FT_BROKEN);
+    btl_ft_stats_t stats{};
+    btl_ft_get_stats(detector, &stats);
+    EXPECT_EQ(stats.malformed_dropped, 0u);  // the junk never reached the core
+    btl_ft_destroy(detector);
 }
 
 }  // namespace

@@ -109,24 +109,35 @@ typedef struct btl_ft_stats {
     uint64_t witness_answers;       /* questions answered for other observers */
 } btl_ft_stats_t;
 
-/* Returns 0 on success; otherwise writes a message naming the bad field into
- * error (of error_length bytes) and returns -1. */
+/* An exception inside the core never unwinds into the caller's C frames:
+ * the call that met it returns BTL_FT_BROKEN, the detector is inert from
+ * then on (every later call returns BTL_FT_BROKEN at once), and
+ * btl_ft_failure() says what happened. */
+#define BTL_FT_BROKEN (-2)
+
+/* Returns 0 on success; otherwise writes a message naming the bad field (or
+ * the exception met while building the detector) into error (of
+ * error_length bytes) and returns -1. */
 int btl_ft_create(const btl_ft_config_t *config, const btl_ft_callbacks_t *callbacks,
                   btl_ft_detector_t **out, char *error, size_t error_length);
 void btl_ft_destroy(btl_ft_detector_t *detector);
 
-void btl_ft_start(btl_ft_detector_t *detector, int64_t now_ns);
-/* returns the next deadline in ns, INT64_MAX when none */
+/* The calls below return 0, or BTL_FT_BROKEN. */
+int btl_ft_start(btl_ft_detector_t *detector, int64_t now_ns);
+/* returns the next deadline in ns, INT64_MAX when none, or BTL_FT_BROKEN */
 int64_t btl_ft_tick(btl_ft_detector_t *detector, int64_t now_ns);
-/* returns 0 when accepted, -1 when malformed or foreign (dropped and counted) */
+/* returns 0 when accepted, -1 when malformed or foreign (dropped and
+ * counted), or BTL_FT_BROKEN */
 int btl_ft_on_message(btl_ft_detector_t *detector, int64_t now_ns, uint32_t from,
                       const void *bytes, size_t length);
-void btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64_t word);
+int btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64_t word);
 /* kind: enum btl_ft_failure_kind */
-void btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank, int kind);
+int btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank, int kind);
 /* a shrink completed with these world ranks as members (see detector::on_shrunk) */
-void btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *members, size_t count);
-void btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns);
+int btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *members, size_t count);
+int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns);
+/* NULL while the detector works; after BTL_FT_BROKEN, what the core met */
+const char *btl_ft_failure(const btl_ft_detector_t *detector);
 
 uint32_t btl_ft_emitter(const btl_ft_detector_t *detector);
 uint32_t btl_ft_observer(const btl_ft_detector_t *detector);

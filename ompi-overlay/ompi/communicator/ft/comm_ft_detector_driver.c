@@ -243,6 +243,21 @@ static void drain_inbox(int64_t now)
     }
 }
 
+/* The core met an exception (it ran out of memory): it stays inert, and
+ * this process goes on without a detector rather than stopping; its silence
+ * then makes its observer declare it failed, which ULFM can recover from. */
+static void report_core_failure(void)
+{
+    static bool reported = false;
+
+    if (!reported) {
+        reported = true;
+        opal_output(0, "btl_ft: the failure detector stopped: %s; this process goes on without it "
+                       "and will be declared failed by the others", btl_ft_failure(core));
+    }
+    next_deadline_ns = INT64_MAX;
+}
+
 static void step_locked(int64_t now)
 {
     uint64_t word;
@@ -257,6 +272,9 @@ static void step_locked(int64_t now)
     }
     observed_emitter = btl_ft_emitter(core);
     next_deadline_ns = btl_ft_tick(core, now);
+    if (BTL_FT_BROKEN == next_deadline_ns) {
+        report_core_failure();
+    }
 }
 
 /*
@@ -499,7 +517,7 @@ int ompi_comm_ft_driver_start(void)
         return OMPI_SUCCESS;
     }
     pthread_mutex_lock(&core_lock);
-    btl_ft_start(core, now_ns());
+    (void) btl_ft_start(core, now_ns()); /* a failure here shows at the first tick */
     step_locked(now_ns());
     pthread_mutex_unlock(&core_lock);
 
@@ -550,7 +568,7 @@ void ompi_comm_ft_driver_finalize(void)
     discard_queues();
 
     pthread_mutex_lock(&core_lock);
-    btl_ft_leave(core, now_ns());
+    (void) btl_ft_leave(core, now_ns()); /* leaving: nothing left to do on failure */
     btl_ft_get_stats(core, &stats);
     ompi_comm_ft_detector_report_counters(&stats);
     opal_output_verbose(10, ompi_ftmpi_output_handle,
