@@ -99,7 +99,7 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     out.timeout_ns = config.timeout_ns;
     out.startup_grace_ns = config.startup_grace_ns;
     out.propagator = static_cast<btl_ft::propagator_kind>(config.propagator);
-    out.max_message_bytes = config.max_message_bytes == 0 ? 4096 : config.max_message_bytes;
+    out.max_message_bytes = config.max_message_bytes == 0 ? BTL_FT_MESSAGE_MAX_BYTES : config.max_message_bytes;
     out.flag_handle = {static_cast<const std::byte*>(config.flag_handle), config.flag_handle_length};
     out.quorum = config.quorum != 0;
     if (config.probe_width != 0) {

@@ -31,7 +31,7 @@ private:
     detector::state& s_;
 };
 
-std::string too(const char* field, long long value, const char* rule) {
+std::string too(const char* field, long long value, const std::string& rule) {
     return std::string(field) + " (" + std::to_string(value) + ") " + rule;
 }
 
@@ -51,10 +51,11 @@ std::string config_error(const detector_config& config) {
         return too("max_message_bytes", static_cast<long long>(config.max_message_bytes), "must be at least 128");
     }
     if (config.flag_handle.size() > wire::max_handle_bytes) {
-        return too("flag_handle_length", static_cast<long long>(config.flag_handle.size()), "must be at most 64");
+        return too("flag_handle_length", static_cast<long long>(config.flag_handle.size()),
+                   "must be at most " + std::to_string(wire::max_handle_bytes));
     }
     if (config.probe_width < 1 || config.probe_width > max_probe_width) {
-        return too("probe_width", config.probe_width, "must be in [1, 8]");
+        return too("probe_width", config.probe_width, "must be in [1, " + std::to_string(max_probe_width) + "]");
     }
     if (config.witness_patience_ns < 0 || config.witness_patience_ns > max_interval_ns) {
         return too("witness_patience_ns", config.witness_patience_ns, "must be in [0, 2^52] ns");

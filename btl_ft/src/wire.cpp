@@ -287,7 +287,7 @@ std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subj
 }
 
 void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out) {
-    BTL_FT_ASSERT(handle.size() <= max_handle_bytes, "flag handle longer than 64 bytes");
+    BTL_FT_ASSERT(handle.size() <= max_handle_bytes, "flag handle too long");
     writer put(out);
     put.header(msg_type::new_observer);
     put.byte(static_cast<std::uint8_t>(handle.size()));
@@ -329,7 +329,7 @@ const char* describe(status value) {
     case status::unsorted: return "rank list not strictly increasing";
     case status::overlap: return "rank both failed and departed, or source listed";
     case status::not_failed: return "crashed rank not in the failed list";
-    case status::bad_handle_length: return "flag handle longer than 64 bytes";
+    case status::bad_handle_length: return "flag handle too long";
     case status::bad_mode: return "unknown notice mode";
     case status::bad_route: return "route tag out of range";
     case status::bad_state: return "unknown process state";

@@ -17,6 +17,14 @@ extern "C" {
 
 typedef struct btl_ft_detector btl_ft_detector_t;
 
+/* Limits the shim and the core share: each number has this one home. */
+#define BTL_FT_HANDLE_MAX_BYTES 64     /* a flag handle (a BTL's registration of the flag word) */
+#define BTL_FT_MESSAGE_MAX_BYTES 4096  /* a detector message; the core's default bound */
+#define BTL_FT_PROBE_WIDTH_MAX 8       /* predecessors probed at once when mending */
+/* a limit as text, for help and error messages */
+#define BTL_FT_STRINGIFY(x) BTL_FT_STRINGIFY_(x)
+#define BTL_FT_STRINGIFY_(x) #x
+
 enum btl_ft_ring_order { BTL_FT_RING_RANK = 0, BTL_FT_RING_NODE = 1, BTL_FT_RING_SHUFFLE = 2 };
 enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, BTL_FT_PROPAGATOR_CHORD = 2 };
 
@@ -69,11 +77,11 @@ typedef struct btl_ft_config {
     uint64_t seed;
     const uint32_t *node_of_rank;   /* `size` entries; NULL = all on one node, for the
                                        ring, and no witnesses (the core copies it) */
-    size_t max_message_bytes;       /* 0 = default (4096) */
-    const void *flag_handle;        /* this process's flag handle, <= 64 bytes */
+    size_t max_message_bytes;       /* 0 = BTL_FT_MESSAGE_MAX_BYTES */
+    const void *flag_handle;        /* this process's flag handle, <= BTL_FT_HANDLE_MAX_BYTES */
     size_t flag_handle_length;
     uint32_t probe_width;           /* predecessors probed at once when mending: 1 = off,
-                                       up to 8; 0 = the core's default */
+                                       up to BTL_FT_PROBE_WIDTH_MAX; 0 = the core's default */
     int quorum;                     /* nonzero: a process cut off from at least half of
                                        the processes stops instead of carrying on */
     int64_t quorum_wait_ns;         /* how long such a process waits for the runtime to

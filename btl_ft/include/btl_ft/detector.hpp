@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "btl_ft/btl_ft.h"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft {
@@ -81,7 +82,7 @@ struct detector_config {
     // after mending, plus the launch skew between processes).
     time_ns startup_grace_ns = 0;
     propagator_kind propagator = propagator_kind::hba;
-    std::size_t max_message_bytes = 4096;  // encoded notices stay below this
+    std::size_t max_message_bytes = BTL_FT_MESSAGE_MAX_BYTES;  // encoded notices stay below this
     std::span<const std::byte> flag_handle;  // this process's flag handle, sent in NEWOBSERVER (<= 64 bytes; copied)
     // How many predecessors an observer that mends after a failure watches
     // at once: its new emitter plus probe_width - 1 PROBEs to the ones
@@ -89,7 +90,7 @@ struct detector_config {
     // instead of one each. The width used is min(probe_width,
     // floor(log2 size)), the failures the notice overlay tolerates anyway;
     // 1 turns probing off. At most max_probe_width.
-    std::uint32_t probe_width = 8;
+    std::uint32_t probe_width = BTL_FT_PROBE_WIDTH_MAX;
     // A process that loses contact with at least half of the processes
     // alive when the failures began (exactly half: without the lowest of
     // them) stops, declared dead by itself, instead of reporting them
@@ -142,7 +143,7 @@ constexpr time_ns default_confirm_ns(time_ns timeout_ns) {
 
 // Each detector holds max_probe_width - 1 probe slots of 16 bytes: kept
 // small because the simulator holds a million detectors.
-inline constexpr std::uint32_t max_probe_width = 8;
+inline constexpr std::uint32_t max_probe_width = BTL_FT_PROBE_WIDTH_MAX;
 
 // Counters a benchmark or the shim can read; all monotonic.
 struct detector_stats {

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "btl_ft/overlay.hpp"
+#include "btl_ft/btl_ft.h"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft::wire {
@@ -54,7 +55,7 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 inline constexpr std::uint8_t version = 4;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
-inline constexpr std::size_t max_handle_bytes = 64;
+inline constexpr std::size_t max_handle_bytes = BTL_FT_HANDLE_MAX_BYTES;
 inline constexpr std::size_t notice_mode_offset = header_bytes;
 inline constexpr std::size_t notice_route_offset = header_bytes + 1;
 // Smallest acceptable max_message_bytes: a NEWOBSERVER with a full handle

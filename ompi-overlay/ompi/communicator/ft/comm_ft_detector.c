@@ -88,7 +88,7 @@ static uint32_t *node_of_ranks(uint32_t size)
 
 static int create_core(uint32_t self, uint32_t size)
 {
-    unsigned char handle[64];
+    unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
     size_t handle_length = 0, max_message_bytes = 0;
     char error[256] = "";
     int ret;

@@ -47,7 +47,7 @@ static double detector_timeout = 1.0;
 static char *detector_ring_order = "node";
 static char *detector_propagator = "hba";
 static uint64_t detector_seed = 0x62746c5f6674ULL; /* "btl_ft" */
-static unsigned int detector_probe_width = 8;
+static unsigned int detector_probe_width = BTL_FT_PROBE_WIDTH_MAX;
 static bool detector_quorum = true;
 static bool detector_witness = true;
 
@@ -126,7 +126,8 @@ int ompi_comm_ft_detector_params_register(void)
                       MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_9, &detector_seed);
     register_variable("detector_probe_width",
                       "Predecessors checked at once when the ring is mended after a failure "
-                      "(1 = one at a time, as in seed 002; up to 8, and never more than "
+                      "(1 = one at a time, as in seed 002; up to " BTL_FT_STRINGIFY(BTL_FT_PROBE_WIDTH_MAX)
+                      ", and never more than "
                       "log2 of the job size): a row of up to k stopped neighbours is found in "
                       "about 3 timeouts instead of 2k+1",
                       MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_9, &detector_probe_width);
@@ -219,10 +220,11 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
     params->rdma_heartbeat = detector_rdma_heartbeat;
     params->fence = detector_fence;
     params->seed = detector_seed;
-    if (detector_probe_width < 1 || detector_probe_width > 8) {
+    if (detector_probe_width < 1 || detector_probe_width > BTL_FT_PROBE_WIDTH_MAX) {
         char shown[32];
         snprintf(shown, sizeof(shown), "%u", detector_probe_width);
-        return show_invalid("mpi_ft_detector_probe_width", shown, "a whole number from 1 to 8");
+        return show_invalid("mpi_ft_detector_probe_width", shown,
+                            "a whole number from 1 to " BTL_FT_STRINGIFY(BTL_FT_PROBE_WIDTH_MAX));
     }
     params->probe_width = detector_probe_width;
     params->quorum = detector_quorum;

@@ -50,9 +50,7 @@
 #include "ompi/proc/proc.h"
 #include "ompi/runtime/params.h"
 
-#define HANDLE_MAX_BYTES 64
 #define HANDLE_HEADER_BYTES (sizeof(uint64_t) + sizeof(uint32_t))
-#define MESSAGE_MAX_BYTES 4096
 #define PUT_SOURCE_SLOTS 16
 #define REGISTRATIONS_MAX 8
 
@@ -63,7 +61,7 @@ typedef struct ompi_comm_ft_frame_header_t {
     uint32_t from;
 } ompi_comm_ft_frame_header_t;
 
-#define FRAME_MAX_BYTES (sizeof(ompi_comm_ft_frame_header_t) + MESSAGE_MAX_BYTES)
+#define FRAME_MAX_BYTES (sizeof(ompi_comm_ft_frame_header_t) + BTL_FT_MESSAGE_MAX_BYTES)
 
 typedef struct ompi_comm_ft_registration_t {
     mca_btl_base_module_t *btl;
@@ -77,7 +75,7 @@ typedef struct ompi_comm_ft_put_target_t {
     uint64_t flag_address;  /* 0: no handle received */
     uint32_t btl_hash;
     size_t handle_length;
-    uint64_t handle[(HANDLE_MAX_BYTES + 7) / 8]; /* aligned copy of the remote handle */
+    uint64_t handle[(BTL_FT_HANDLE_MAX_BYTES + 7) / 8]; /* aligned copy of the remote handle */
     bool resolved;
     mca_bml_base_btl_t *bml_btl; /* NULL: active messages */
     mca_btl_base_registration_handle_t *local_handle;
@@ -363,7 +361,7 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
                                 size_t *max_message_bytes)
 {
     mca_btl_base_selected_module_t *selected;
-    size_t max_bytes = MESSAGE_MAX_BYTES;
+    size_t max_bytes = BTL_FT_MESSAGE_MAX_BYTES;
 
     self_rank = self;
     world_size = size;
@@ -425,7 +423,7 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, co
                                             size_t length)
 {
     target = (ompi_comm_ft_put_target_t){.observer = observer};
-    if (NULL == handle || length < HANDLE_HEADER_BYTES || length > HANDLE_MAX_BYTES) {
+    if (NULL == handle || length < HANDLE_HEADER_BYTES || length > BTL_FT_HANDLE_MAX_BYTES) {
         return;
     }
     memcpy(&target.flag_address, handle, sizeof(uint64_t));
@@ -473,7 +471,7 @@ void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint
 
 void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length)
 {
-    if (length > MESSAGE_MAX_BYTES) {
+    if (length > BTL_FT_MESSAGE_MAX_BYTES) {
         return;
     }
     send_frame(peer, OMPI_FT_INBOX_MESSAGE, bytes, length);
