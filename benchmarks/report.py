@@ -182,14 +182,20 @@ def false_failures_section():
     for r in rows:
         smallest = (f"{r['smallest_clean_delta_s'] * 1e3:g} ms" if r["smallest_clean_delta_s"] is not None
                     else "none")
-        tried = "; ".join(f"δ {delta * 1e3:g} ms: {false} of {runs}" for delta, runs, false in r["tried"])
+        tried = "; ".join(f"δ {delta * 1e3:g} ms: {false} of {runs}"
+                          + (f" ({other} without a suspicion)" if other else "")
+                          for delta, runs, false, other in r["tried"])
         out.append([r["config"], r["setup"], f"{r['np']} ranks / {r['cores']} cores", tried, smallest,
                     r["measured"]])
-    return (table(["configuration", "setup", "ranks", "runs with a false failure, per δ (η = δ/5)",
+    return (table(["configuration", "setup", "ranks", "failed runs, per δ (η = δ/5)",
                    "smallest clean δ", "measured"], out)
             + "\n\nFailure-free ulfm_agree jobs (benchmarks/accuracy/run_false_failures.py): across "
               "emulated nodes (network namespaces, one PRRTE daemon each, tcp), and on one host while "
-              "a second job of 2 spinning processes loads both cores. δ is scanned downwards from 50 ms "
+              "a second job of 2 spinning processes loads both cores. A run fails when a detector "
+              "suspects a live process, or, without a suspicion, when a rank does not report or "
+              "mpirun does not exit 0 (counted apart; their last lines are in "
+              "false_failures.jsonl: for stock's detector, mpirun never returned after every rank "
+              "reported). δ is scanned downwards from 50 ms "
               "and stops at the first δ with a false failure; a δ stops early after 3 false failures. "
               "A row's date is the day its runs were made (`--config`, `--setup` re-measure some rows "
               "and keep the others).")

@@ -24,6 +24,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -106,7 +107,10 @@ def stop_load(load):
     # own, so killing mpirun's group left them spinning (106 of them, once)
     common._kill_session(load.pid)
     load.wait()
-    left = common._session_pids(load.pid)
+    # killed processes stay listed until init reaps them: give it a moment
+    deadline = time.monotonic() + 5
+    while (left := common._session_pids(load.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
     if left:
         raise RuntimeError(f"the load job left processes behind: {left}")
 
