@@ -64,14 +64,15 @@ def keep_others(configs, setups):
 
 
 def verdict(records, np_, output, ended, how_it_ended):
-    """(clean, what to keep of an unclean run): its suspicions, or, when no
-    detector suspected anyone, how it ended and its last lines, so that a
-    rare failure of another kind can still be diagnosed from the results."""
+    """(clean, what to keep of an unclean run): its first two suspicions, or,
+    when no detector suspected anyone, how it ended and its last lines, so
+    that a rare failure of another kind can still be diagnosed from the
+    results."""
     finished = [r for r in records if "rounds" in r]
     suspicions = [line for line in output.splitlines() if SUSPICION.search(line)]
     clean = ended and len(finished) == np_ and not suspicions
     if clean or suspicions:
-        return clean, suspicions
+        return clean, suspicions[:2]
     return False, [f"no suspicion printed; {how_it_ended}; {len(finished)} of {np_} ranks reported",
                    *output.splitlines()[-12:]]
 
@@ -86,9 +87,9 @@ def run_on_nodes(config, delta, n_nodes, np_, detached):
         names, _ = nodes.ensure_nodes(n_nodes)
         run, _, _ = netns_scenario.run_job(args, names, exe, [])
     how = "killed at its deadline" if run.timed_out else f"mpirun exit {run.returncode}"
-    clean, suspicions = verdict(run.records, np_, run.output,
+    clean, evidence = verdict(run.records, np_, run.output,
                                 not run.timed_out and run.returncode == 0, how)
-    return clean, suspicions, run.wall_s
+    return clean, evidence, run.wall_s
 
 
 def start_load(variant):
@@ -130,9 +131,9 @@ def run_loaded(config, delta, np_):
     # every rank reporting is the answer; a mpirun that then fails to return
     # is a defect of its own, not a false failure
     ended = run["returncode"] == 0 or run["outcome"] == "hung_after_report"
-    clean, suspicions = verdict(run["records"], np_, run["output"], ended,
+    clean, evidence = verdict(run["records"], np_, run["output"], ended,
                                 f"outcome {run['outcome']}, mpirun exit {run['returncode']}")
-    return clean, suspicions, run["wall_s"]
+    return clean, evidence, run["wall_s"]
 
 
 def scan_setup(sink, config, setup, runs):
@@ -141,14 +142,14 @@ def scan_setup(sink, config, setup, runs):
         done, false, examples, wall = 0, 0, [], 0.0
         while done < runs and false < STOP_AFTER_FALSE:
             if n_nodes:
-                clean, suspicions, wall_s = run_on_nodes(config, delta, n_nodes, np_, detached)
+                clean, evidence, wall_s = run_on_nodes(config, delta, n_nodes, np_, detached)
             else:
-                clean, suspicions, wall_s = run_loaded(config, delta, np_)
+                clean, evidence, wall_s = run_loaded(config, delta, np_)
             done += 1
             wall += wall_s
             if not clean:
                 false += 1
-                examples.append(suspicions if not SUSPICION.search(suspicions[0]) else suspicions[:2])
+                examples.append(evidence)
         sink.write({"benchmark": "false_failures", "config": config, "setup": name,
                     "nodes": n_nodes or 1, "np": np_, "loaded": n_nodes == 0, "detached": detached,
                     "cores": os.cpu_count(), "eta_s": delta / 5, "delta_s": delta,

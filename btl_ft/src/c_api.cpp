@@ -134,8 +134,16 @@ struct btl_ft_detector {
 
 namespace {
 
-void record_failure(char* out, std::size_t length, const char* what) noexcept {
-    std::snprintf(out, length, "%s", what);
+// What the exception being handled says; called from a catch (...) block,
+// which keeps the exception, and so the text, alive.
+const char* current_exception_text() noexcept {
+    try {
+        throw;
+    } catch (const std::exception& e) {
+        return e.what();
+    } catch (...) {
+        return "an exception of unknown type";
+    }
 }
 
 // Runs one call into the core; an exception is caught here and leaves the
@@ -146,10 +154,8 @@ int guarded(btl_ft_detector_t* detector, Call&& call) noexcept {
     try {
         call();
         return 0;
-    } catch (const std::exception& e) {
-        record_failure(detector->failure, sizeof detector->failure, e.what());
     } catch (...) {
-        record_failure(detector->failure, sizeof detector->failure, "an exception of unknown type");
+        std::snprintf(detector->failure, sizeof detector->failure, "%s", current_exception_text());
     }
     return BTL_FT_BROKEN;
 }
@@ -186,10 +192,8 @@ int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callb
         made->core = std::make_unique<btl_ft::detector>(core, std::move(ring), made->bridge, made->bridge);
         *out = made.release();
         return 0;
-    } catch (const std::exception& e) {
-        write_error(error, error_length, "could not create the detector", e.what());
     } catch (...) {
-        write_error(error, error_length, "could not create the detector", "an exception of unknown type");
+        write_error(error, error_length, "could not create the detector", current_exception_text());
     }
     return -1;
 }
