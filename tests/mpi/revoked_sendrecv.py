@@ -8,7 +8,7 @@ communicator; in each of the first P pairs (2k, 2k+1) the odd rank leaves
 it (frees it and goes on to MPI_Finalize, or is killed) and the even rank
 then calls MPI_Sendrecv on it with its partner. Checks that every even
 rank's MPI_Sendrecv returned MPIX_ERR_REVOKED (or MPIX_ERR_PROC_FAILED for
-a killed partner) instead of blocking (patch 0018), that every rank still
+a killed partner) instead of blocking (patch 0021), that every rank still
 alive finalized, that the survivors of the kills agree on their number, and
 that mpirun exited 0.
 

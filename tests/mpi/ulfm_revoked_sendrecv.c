@@ -11,7 +11,7 @@
  * The even rank, knowing the communicator is revoked, then calls
  * MPI_Sendrecv on it with its partner, --bytes each way (default 1 MiB: a
  * rendezvous on every BTL). ULFM says that call fails with
- * MPIX_ERR_REVOKED. Before patch 0018, ob1 sent the rendezvous anyway and
+ * MPIX_ERR_REVOKED. Before patch 0021, ob1 sent the rendezvous anyway and
  * waited for the partner's answer, which a partner that freed the
  * communicator never sends.
  *
@@ -141,7 +141,7 @@ int main(int argc, char **argv)
         /* What a ULFM program does after losing processes. It also tells
          * every survivor of the failures before MPI_Finalize, which skips
          * the runtime's fence only for a process that knows of failures
-         * when it enters (patch 0006): the fence waits for the dead. */
+         * when it enters (patch 0008): the fence waits for the dead. */
         MPI_Comm survivors;
         int count = -1;
         blocked_in = "MPIX_Comm_shrink";

@@ -107,7 +107,7 @@ def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, ex
               "--prtemca", "plm_ssh_no_tree_spawn", "1",
               "--prtemca", "oob_tcp_if_include", SUBNET,
               # a daemon cut off silently is given up after 1 + 1 * 3 s
-              # (patch 0011 bounds data in flight the same way), so mpirun
+              # (patch 0013 bounds data in flight the same way), so mpirun
               # ends once the survivors have finished
               "--prtemca", "oob_tcp_keepalive_time", "1",
               "--prtemca", "oob_tcp_keepalive_intvl", "1",

@@ -25,7 +25,7 @@
  * letting the core carry the handle keeps all protocol decisions in the core.
  * The put asks for local completion only (the next word overwrites it anyway):
  * a put that waits for its target to answer can hold up a sender whose
- * observer has stopped (libfabric's shm, patch 0016).
+ * observer has stopped (libfabric's shm, patch 0004).
  * Put errors are not reported as failures: a peer that finished MPI_Finalize
  * and exited looks the same, and a crashed observer is found by its own
  * observer. Transport errors reach the core through ULFM instead (ob1's BTL
