@@ -15,9 +15,13 @@ namespace {
 // invariants on the way out.
 class call_guard {
 public:
-    explicit call_guard(detector::state& s) : s_(s) {
+    // Every entry point passes the caller's clock; the protocol's deadlines
+    // assume it never goes back (the shim reads it under its core lock).
+    call_guard(detector::state& s, time_ns now) : s_(s) {
         BTL_FT_ASSERT(!s_.in_call, "a transport or sink callback called back into the detector");
+        BTL_FT_ASSERT(now >= s_.last_call_at, "the caller's clock went backwards");
         s_.in_call = true;
+        s_.last_call_at = now;
     }
     ~call_guard() {
         s_.check_invariants();
@@ -111,7 +115,7 @@ detector::detector(const detector_config& config, std::shared_ptr<const ring> ri
 detector::~detector() = default;
 
 void detector::start(time_ns now) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     state& s = *state_;
     BTL_FT_ASSERT(!s.started, "start() called twice");
     s.started = true;
@@ -132,7 +136,7 @@ void detector::start(time_ns now) {
 }
 
 time_ns detector::tick(time_ns now) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     state& s = *state_;
     if (!s.started || s.stopped) {
         return never;
@@ -167,7 +171,7 @@ time_ns detector::tick(time_ns now) {
 }
 
 bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> bytes) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     state& s = *state_;
     if (s.stopped) {
         s.answer_after_leave(from, bytes);
@@ -209,14 +213,14 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
 }
 
 void detector::on_heartbeat_word(time_ns now, std::uint64_t word) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     if (!state_->stopped) {
         state_->accept_word(now, word);
     }
 }
 
 void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     state& s = *state_;
     if (s.stopped || rank >= s.config.size || rank == s.self()) {
         return;
@@ -236,7 +240,7 @@ void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
 }
 
 void detector::on_shrunk(time_ns now, std::span<const rank_t> members) {
-    call_guard guard(*state_);
+    call_guard guard(*state_, now);
     state& s = *state_;
     if (s.stopped) {
         return;
@@ -251,8 +255,8 @@ void detector::on_shrunk(time_ns now, std::span<const rank_t> members) {
     }
 }
 
-void detector::leave(time_ns /*now*/) {
-    call_guard guard(*state_);
+void detector::leave(time_ns now) {
+    call_guard guard(*state_, now);
     state& s = *state_;
     if (s.stopped) {
         return;

@@ -85,6 +85,7 @@ struct detector::state {
     // confirmation counts as much as one to the last.
     std::uint32_t confirm_first_round = 0;
     time_ns due_at = never;       // next_deadline() when the last entry point returned
+    time_ns last_call_at = 0;     // the `now` of the latest entry point: never goes back
     std::uint32_t notice_sequence = 0;
     // Probes in ring order behind the emitter (p2, p3, ...); only while the
     // emitter has not yet sent its first word after a mending.

@@ -185,7 +185,7 @@ TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
     EXPECT_EQ(stats.malformed_dropped, 0u);
     // The bad-message path of the C ABI.
     const unsigned char junk[3] = {1, 2, 3};
-    EXPECT_EQ(btl_ft_on_message(detectors[0], 0, 2, junk, sizeof junk), -1);
+    EXPECT_EQ(btl_ft_on_message(detectors[0], 400'000'000, 2, junk, sizeof junk), -1);
     for (auto* detector : detectors) btl_ft_destroy(detector);
 }
 
@@ -216,6 +216,23 @@ TEST(CApi, AnExceptionInsideTheCoreBecomesBrokenAndStaysSo) {
     btl_ft_stats_t stats{};
     btl_ft_get_stats(detector, &stats);
     EXPECT_EQ(stats.malformed_dropped, 0u);  // the junk never reached the core
+    btl_ft_destroy(detector);
+}
+
+// The caller's clock must never go back (the shim reads it under its core
+// lock); a call that breaks this stops the process rather than corrupting
+// the deadlines.
+TEST(CApiDeathTest, AClockThatGoesBackIsACallerBug) {
+    mailbox box;
+    const btl_ft_callbacks_t callbacks = callbacks_for(box);
+    const auto config = valid_config(4, 1);
+    btl_ft_detector_t* detector = nullptr;
+    char error[128];
+    ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
+    ASSERT_EQ(btl_ft_start(detector, 0), 0);
+    btl_ft_tick(detector, 20'000'000);
+    btl_ft_tick(detector, 20'000'000);  // the same instant twice is fine
+    EXPECT_DEATH(btl_ft_tick(detector, 19'999'999), "clock went backwards");
     btl_ft_destroy(detector);
 }
 

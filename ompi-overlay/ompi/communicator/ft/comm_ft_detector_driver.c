@@ -64,6 +64,9 @@
 #include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
+/* how late the detector thread may be before an application thread in
+ * opal_progress steps the core in its place */
+#define LATE_STEP_NS 1000000LL
 
 /* ranks, each at most once until popped, with the strongest kind pushed
  * (enum btl_ft_failure_kind: a crash confirms an earlier report); guarded by
@@ -98,6 +101,7 @@ static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t queue_cond;
 static bool accepting = false;
 static opal_atomic_int32_t queued = 0;
+static opal_atomic_int64_t queued_at_ns = 0; /* when queued last became set */
 static ompi_comm_ft_inbox_item_t *inbox_head = NULL;
 static ompi_comm_ft_inbox_item_t **inbox_tail = &inbox_head;
 static rank_queue_t reports = {NULL, NULL, 0};     /* failures ULFM learnt, for the core */
@@ -258,8 +262,11 @@ static void report_core_failure(void)
     next_deadline_ns = INT64_MAX;
 }
 
-static void step_locked(int64_t now)
+/* The clock is read here, under the core lock: the core's calls see it
+ * never go back, whichever thread steps. */
+static void step_locked(void)
 {
+    int64_t now = now_ns();
     uint64_t word;
 
     drain_reports(now);
@@ -294,13 +301,30 @@ static void wait_until(int64_t deadline_ns)
     pthread_mutex_unlock(&queue_lock);
 }
 
-/* A low-priority progress callback: stamps the application's progress. */
-static int stamp_app_progress(void)
+/* A low-priority progress callback in the application's threads: stamps
+ * the application's progress, and steps the core itself when the detector
+ * thread is late by more than LATE_STEP_NS (the machine is loaded and the
+ * thread waits for a CPU while the application runs in MPI): whichever
+ * thread of the process runs first keeps its heartbeat on time. */
+static int app_progress_cb(void)
 {
-    if (!on_driver_thread) {
-        app_progress_ns = now_ns();
+    int64_t now;
+
+    if (on_driver_thread) {
+        return 0;
     }
-    return 0;
+    now = now_ns();
+    app_progress_ns = now;
+    if (now - LATE_STEP_NS < next_deadline_ns
+        && (0 == queued || now - LATE_STEP_NS < queued_at_ns)) {
+        return 0;
+    }
+    if (0 != pthread_mutex_trylock(&core_lock)) {
+        return 0; /* the detector thread is stepping */
+    }
+    step_locked();
+    pthread_mutex_unlock(&core_lock);
+    return 1;
 }
 
 static void *driver_thread_main(opal_object_t *object)
@@ -322,7 +346,7 @@ static void *driver_thread_main(opal_object_t *object)
         }
 
         pthread_mutex_lock(&core_lock);
-        step_locked(now_ns());
+        step_locked();
         deadline = next_deadline_ns;
         pthread_mutex_unlock(&core_lock);
 
@@ -369,7 +393,7 @@ static int driver_progress_cb(void)
     if (0 != pthread_mutex_trylock(&core_lock)) {
         return 0; /* another thread is stepping */
     }
-    step_locked(now);
+    step_locked();
     pthread_mutex_unlock(&core_lock);
     return 1;
 }
@@ -380,6 +404,9 @@ static int driver_progress_cb(void)
 
 static void wake_locked(void)
 {
+    if (0 == queued) {
+        queued_at_ns = now_ns();
+    }
     queued = 1;
     pthread_cond_signal(&queue_cond);
 }
@@ -518,7 +545,7 @@ int ompi_comm_ft_driver_start(void)
     }
     pthread_mutex_lock(&core_lock);
     (void) btl_ft_start(core, now_ns()); /* a failure here shows at the first tick */
-    step_locked(now_ns());
+    step_locked();
     pthread_mutex_unlock(&core_lock);
 
     stopping = false;
@@ -530,7 +557,7 @@ int ompi_comm_ft_driver_start(void)
         driver_thread.t_run = driver_thread_main;
         driver_thread.t_arg = NULL;
         app_progress_ns = now_ns();
-        opal_progress_register_lp(stamp_app_progress);
+        opal_progress_register_lp(app_progress_cb);
         ret = opal_thread_start(&driver_thread);
     } else {
         ret = opal_progress_register(driver_progress_cb);
@@ -558,7 +585,7 @@ void ompi_comm_ft_driver_finalize(void)
             pthread_mutex_unlock(&queue_lock);
             opal_thread_join(&driver_thread, &thread_return);
             OBJ_DESTRUCT(&driver_thread);
-            opal_progress_unregister(stamp_app_progress);
+            opal_progress_unregister(app_progress_cb);
         } else {
             opal_progress_unregister(driver_progress_cb);
         }
