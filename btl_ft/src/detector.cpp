@@ -230,7 +230,17 @@ void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
         s.check_quorum(now);
         return;
     }
-    if (!s.mark_failed(now, rank, kind) || s.check_quorum(now)) {
+    const bool observed = rank == s.emitter;
+    if (!s.mark_failed(now, rank, kind)) {
+        return;
+    }
+    // This process observes it: it is the one to fence it, as if its own
+    // timeout had found it (a transport error may name a live process).
+    if (observed) {
+        const rank_t fenced[] = {rank};
+        s.out.on_suspected(fenced);
+    }
+    if (s.check_quorum(now)) {
         return;
     }
     s.fix_neighbours(now, true);

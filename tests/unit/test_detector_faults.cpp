@@ -182,6 +182,19 @@ TEST(DetectorFaults, OnlyWhatThisProcessObservedIsReportedAsSuspected) {
     EXPECT_EQ(p.io.failed, (std::vector<rank_t>{6, 3}));
 }
 
+// A report that names this process's emitter (a transport error, say) is
+// fenced here: this process is the one that observes it.
+TEST(DetectorFaults, AReportNamingTheEmitterIsFencedHere) {
+    probe p(8, 4);
+    p.core.start(0);
+    ASSERT_EQ(p.core.emitter(), 3u);
+    p.core.report_failure(1 * ms, 3, failure_kind::unreachable);
+    EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{3});
+    p.core.report_failure(2 * ms, 6, failure_kind::unreachable);  // not observed here
+    EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
+}
+
 TEST(DetectorFaults, NewObserverGetsAHeartbeatAtOnceAndTheHandle) {
     const std::vector<std::byte> handle = {std::byte{9}, std::byte{8}, std::byte{7}};
     probe p(8, 2);

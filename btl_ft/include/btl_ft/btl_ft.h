@@ -41,8 +41,9 @@ typedef struct btl_ft_callbacks {
     /* this process was declared dead by others, or (told_by == self, with
      * quorum on) is cut off with the smaller part of the job: it must stop */
     void (*declared_dead_self)(void *context, uint32_t told_by, const char *reason);
-    /* optional (may be NULL): called just before `failed` for the ranks this
-     * process declared failed itself (it observed them): where to fence */
+    /* optional (may be NULL): called before `failed` for the ranks this
+     * process observed failing: those it declared failed itself, and its
+     * emitter when a report names it. Where to fence */
     void (*suspected)(void *context, const uint32_t *ranks, size_t count);
     /* optional: the emitter was heard again after silent_ns of silence, more
      * than 3/4 of the timeout (a false failure came close) */

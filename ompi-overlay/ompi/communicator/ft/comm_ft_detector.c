@@ -323,7 +323,7 @@ void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
                         was_observing ? "suspected by its observer" : "notice");
 }
 
-/* This process declared `rank` failed itself: nobody else observed it. */
+/* This process observed `rank` fail (the core named it in `suspected`). */
 void ompi_comm_ft_detector_fence(uint32_t rank)
 {
     ompi_proc_t *proc = world_peer(rank);

@@ -89,11 +89,8 @@ static btl_ft_detector_t *core = NULL;
 static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
 static int64_t next_deadline_ns = INT64_MAX;
 static uint64_t last_flag_word = 0;
-/* the emitter before the current core call: a failure of that rank was seen
- * by this process, not just heard of */
-static uint32_t observed_emitter = UINT32_MAX;
-/* ranks the core declared failed itself in the current call (its timed-out
- * emitter and silent probed predecessors): nobody else observed them */
+/* ranks the core named in `suspected` during the current call (this
+ * process observed them fail), for the verbose line of `failed` */
 static bool *suspected_here = NULL;
 
 /* queues, fed from any thread */
@@ -161,11 +158,10 @@ static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank, int *kind)
 static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
-        bool observed = ranks[i] == observed_emitter || suspected_here[ranks[i]];
-        if (ranks[i] == observed_emitter && !suspected_here[ranks[i]]) {
-            ompi_comm_ft_detector_fence(ranks[i]); /* reported by ULFM, but our emitter */
+        bool observed = ranks[i] < world_size && suspected_here[ranks[i]];
+        if (observed) {
+            suspected_here[ranks[i]] = false;
         }
-        suspected_here[ranks[i]] = false;
         ompi_comm_ft_detector_failed(ranks[i], observed);
         pthread_mutex_lock(&queue_lock);
         if (accepting && rank_queue_push(&to_ulfm, ranks[i], 1)) {
@@ -214,7 +210,6 @@ static void drain_reports(int64_t now)
             return;
         }
         pthread_mutex_unlock(&queue_lock);
-        observed_emitter = btl_ft_emitter(core);
         btl_ft_report_failure(core, now, rank, kind);
     }
 }
@@ -232,7 +227,6 @@ static void drain_inbox(int64_t now)
 
     for (; NULL != item; item = next) {
         next = item->next;
-        observed_emitter = btl_ft_emitter(core);
         if (OMPI_FT_INBOX_HEARTBEAT == item->kind && sizeof(uint64_t) == item->length) {
             uint64_t word;
             memcpy(&word, item->bytes, sizeof(word));
@@ -274,10 +268,8 @@ static void step_locked(void)
     word = ompi_comm_ft_transport_read_flag();
     if (word != last_flag_word) {
         last_flag_word = word;
-        observed_emitter = btl_ft_emitter(core);
         btl_ft_on_heartbeat_word(core, now, word);
     }
-    observed_emitter = btl_ft_emitter(core);
     next_deadline_ns = btl_ft_tick(core, now);
     if (BTL_FT_BROKEN == next_deadline_ns) {
         report_core_failure();
