@@ -179,11 +179,12 @@ void world::after_event() {
     }
 }
 
-void world::put_heartbeat(rank_t observer, std::uint64_t word) {
+bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
     BTL_FT_ASSERT(current_ != no_rank && observer < config_.nodes, "heartbeat put outside a detector call");
     BTL_FT_ASSERT(observer != current_ || config_.nodes == 1, "a process observes itself");
     const time_ns arrival = network_.heartbeat_arrival(current_, observer, now_);
     queue_.push({.at = arrival, .payload = word, .node = observer, .kind = event_kind::heartbeat});
+    return true;
 }
 
 void world::send(rank_t peer, std::span<const std::byte> bytes) {

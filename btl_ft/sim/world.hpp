@@ -58,7 +58,7 @@ public:
 
 private:
     // transport
-    void put_heartbeat(rank_t observer, std::uint64_t word) override;
+    bool put_heartbeat(rank_t observer, std::uint64_t word) override;
     void send(rank_t peer, std::span<const std::byte> bytes) override;
     process_state local_state(rank_t rank) override;
     // sink

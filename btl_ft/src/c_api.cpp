@@ -31,8 +31,8 @@ class c_bridge final : public btl_ft::transport, public btl_ft::sink {
 public:
     explicit c_bridge(const btl_ft_callbacks_t& callbacks) : callbacks_(callbacks) {}
 
-    void put_heartbeat(btl_ft::rank_t observer, std::uint64_t word) override {
-        callbacks_.put_heartbeat(callbacks_.context, observer, word);
+    bool put_heartbeat(btl_ft::rank_t observer, std::uint64_t word) override {
+        return callbacks_.put_heartbeat(callbacks_.context, observer, word) == 0;
     }
     void send(btl_ft::rank_t peer, std::span<const std::byte> bytes) override {
         callbacks_.send(callbacks_.context, peer, bytes.data(), bytes.size());

@@ -24,7 +24,10 @@ void detector::state::emit_heartbeat() {
     if (++emitted_sequence == 0) {
         emitted_sequence = 1;  // word 0 means "empty flag"
     }
-    net.put_heartbeat(observer, heartbeat_word(self(), emitted_sequence));
+    const std::uint64_t word = heartbeat_word(self(), emitted_sequence);
+    if (!net.put_heartbeat(observer, word)) {
+        net.send(observer, wire::encode_heartbeat(word));
+    }
     ++stats.heartbeats_sent;
 }
 

@@ -14,8 +14,9 @@ namespace btl_ft::testing {
 struct fake_net::node final : transport, sink {
     node(fake_net& owner_net, rank_t own_rank) : net(owner_net), rank(own_rank) {}
 
-    void put_heartbeat(rank_t observer, std::uint64_t word) override {
+    bool put_heartbeat(rank_t observer, std::uint64_t word) override {
         net.post({net.now_ + net.delay(), 0, observer, rank, true, word, {}});
+        return true;
     }
     void send(rank_t peer, std::span<const std::byte> bytes) override {
         ++net.messages_sent_;

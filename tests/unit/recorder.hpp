@@ -26,7 +26,12 @@ struct recorder final : transport, sink {
     std::vector<process_state> local;  // local_state()'s answers by rank (unknown beyond)
     std::vector<rank_t> asked_about;   // local_state()'s questions
 
-    void put_heartbeat(rank_t observer, std::uint64_t word) override { words.emplace_back(observer, word); }
+    // puts_work false: no one-sided path, so the detector sends HEARTBEATs
+    bool put_heartbeat(rank_t observer, std::uint64_t word) override {
+        words.emplace_back(observer, word);
+        return puts_work;
+    }
+    bool puts_work = true;
     void send(rank_t peer, std::span<const std::byte> bytes) override { messages.push_back({peer, {bytes.begin(), bytes.end()}}); }
     void on_observer_handle(rank_t observer, std::span<const std::byte> handle) override {
         handle_from = observer;

@@ -31,6 +31,7 @@ btl_ft_callbacks_t callbacks_for(mailbox& box) {
     callbacks.context = &box;
     callbacks.put_heartbeat = [](void* context, uint32_t observer, uint64_t word) {
         static_cast<mailbox*>(context)->words.emplace_back(observer, word);
+        return 0;
     };
     callbacks.send = [](void* context, uint32_t peer, const void* bytes, size_t length) {
         const auto* begin = static_cast<const unsigned char*>(bytes);
@@ -194,7 +195,7 @@ TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
 TEST(CApi, AnExceptionInsideTheCoreBecomesBrokenAndStaysSo) {
     mailbox box;
     btl_ft_callbacks_t callbacks = callbacks_for(box);
-    callbacks.put_heartbeat = [](void*, uint32_t, uint64_t) { throw std::bad_alloc(); };
+    callbacks.put_heartbeat = [](void*, uint32_t, uint64_t) -> int { throw std::bad_alloc(); };
     const auto config = valid_config(4, 1);
     btl_ft_detector_t* detector = nullptr;
     char error[128];

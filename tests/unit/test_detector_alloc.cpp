@@ -31,7 +31,10 @@ namespace {
 struct counting_io final : transport, sink {
     std::size_t words = 0;
     std::size_t messages = 0;
-    void put_heartbeat(rank_t, std::uint64_t) override { ++words; }
+    bool put_heartbeat(rank_t, std::uint64_t) override {
+        ++words;
+        return true;
+    }
     void send(rank_t, std::span<const std::byte>) override { ++messages; }
     void on_failed(std::span<const rank_t>) override {}
     void on_declared_dead_self(rank_t, const char*) override {}

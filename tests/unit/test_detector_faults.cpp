@@ -195,6 +195,25 @@ TEST(DetectorFaults, AReportNamingTheEmitterIsFencedHere) {
     EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
 }
 
+// Without a one-sided path to its observer, the heartbeat goes as a
+// HEARTBEAT message (which the observer checks like any other message).
+TEST(DetectorFaults, AHeartbeatWithoutAPutPathIsSentAsAMessage) {
+    probe p(8, 4);
+    p.io.puts_work = false;
+    p.core.start(0);
+    p.core.tick(10 * ms);
+    const auto beats = p.io.sent_of(wire::msg_type::heartbeat, 8);
+    ASSERT_EQ(beats.size(), p.io.words.size());
+    ASSERT_GE(beats.size(), 2u);
+    for (std::size_t i = 0; i < beats.size(); ++i) {
+        EXPECT_EQ(beats[i].first, p.core.observer());
+        EXPECT_EQ(beats[i].second.word, p.io.words[i].second);
+    }
+    p.io.puts_work = true;
+    p.core.tick(20 * ms);
+    EXPECT_EQ(p.io.sent_of(wire::msg_type::heartbeat, 8).size(), beats.size());  // put, not sent
+}
+
 TEST(DetectorFaults, NewObserverGetsAHeartbeatAtOnceAndTheHandle) {
     const std::vector<std::byte> handle = {std::byte{9}, std::byte{8}, std::byte{7}};
     probe p(8, 2);
@@ -286,7 +305,10 @@ TEST(DetectorFaults, DirectNoticeChunksCarryEverythingToEveryone) {
 TEST(DetectorFaults, CallbacksMustNotReenter) {
     struct reentrant final : transport, sink {
         detector* core = nullptr;
-        void put_heartbeat(rank_t, std::uint64_t) override { core->tick(0); }
+        bool put_heartbeat(rank_t, std::uint64_t) override {
+            core->tick(0);
+            return true;
+        }
         void send(rank_t, std::span<const std::byte>) override {}
         void on_failed(std::span<const rank_t>) override {}
         void on_declared_dead_self(rank_t, const char*) override {}

@@ -31,7 +31,10 @@ enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, B
 typedef struct btl_ft_callbacks {
     void *context;
     /* one-sided write of `word` into the observer's heartbeat flag (or an AM fallback) */
-    void (*put_heartbeat)(void *context, uint32_t observer, uint64_t word);
+    /* 0: the word is deposited into the observer's flag (or on its way);
+     * nonzero: no one-sided path to this observer, and the core sends the
+     * heartbeat as a message instead (a HEARTBEAT through `send`) */
+    int (*put_heartbeat)(void *context, uint32_t observer, uint64_t word);
     /* active message to `peer`; bytes valid only during the call */
     void (*send)(void *context, uint32_t peer, const void *bytes, size_t length);
     /* a NEWOBSERVER carried the new observer's flag handle (may be NULL) */

@@ -31,9 +31,10 @@ class dead_set;
 // Transport contract.
 // - put_heartbeat(): a one-sided write of `word` into the observer's
 //   heartbeat flag. Later writes overwrite earlier ones; a lost or late
-//   write is allowed (it looks like a missed period). It may be carried as an
-//   active message when no RDMA path exists; the receiver then hands the word
-//   to on_heartbeat_word().
+//   write is allowed (it looks like a missed period). False when there is no
+//   one-sided path to that observer: the detector then sends the word as a
+//   HEARTBEAT message, which the receiver hands to on_message() like any
+//   other (its sender is checked against the word's emitter).
 // - send(): an active message, delivered at most once, in any order, possibly
 //   never if the peer is dead or unreachable. The bytes are only valid during
 //   the call. "Unreachable" is not reported through send(): the caller hands
@@ -47,7 +48,7 @@ class dead_set;
 class transport {
 public:
     virtual ~transport() = default;
-    virtual void put_heartbeat(rank_t observer, std::uint64_t word) = 0;
+    virtual bool put_heartbeat(rank_t observer, std::uint64_t word) = 0;
     virtual void send(rank_t peer, std::span<const std::byte> bytes) = 0;
     virtual void on_observer_handle(rank_t /*observer*/, std::span<const std::byte> /*handle*/) {}
     virtual process_state local_state(rank_t /*rank*/) { return process_state::unknown; }

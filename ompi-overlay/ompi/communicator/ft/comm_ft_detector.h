@@ -69,7 +69,7 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
 void ompi_comm_ft_transport_finalize(void);
 uint64_t ompi_comm_ft_transport_read_flag(void);
 /* Signatures of the core's callbacks, used directly as such. */
-void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word);
+int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word);
 void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length);
 void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
                                             const void *handle, size_t length);
@@ -77,8 +77,7 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
 /* comm_ft_detector_driver.c */
 /* SHRUNK: the world ranks (uint32_t) of a shrunk communicator, queued like a
  * message so the core sees it in order with what arrived before */
-enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_HEARTBEAT = 1,
-                               OMPI_FT_INBOX_SHRUNK = 2 };
+enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_SHRUNK = 2 };
 
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool use_thread,
                              char *error, size_t error_length);

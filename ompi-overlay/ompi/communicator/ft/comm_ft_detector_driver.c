@@ -227,11 +227,7 @@ static void drain_inbox(int64_t now)
 
     for (; NULL != item; item = next) {
         next = item->next;
-        if (OMPI_FT_INBOX_HEARTBEAT == item->kind && sizeof(uint64_t) == item->length) {
-            uint64_t word;
-            memcpy(&word, item->bytes, sizeof(word));
-            btl_ft_on_heartbeat_word(core, now, word);
-        } else if (OMPI_FT_INBOX_MESSAGE == item->kind) {
+        if (OMPI_FT_INBOX_MESSAGE == item->kind) {
             (void) btl_ft_on_message(core, now, item->from, item->bytes, item->length);
         } else if (OMPI_FT_INBOX_SHRUNK == item->kind) {
             btl_ft_on_shrunk(core, now, (const uint32_t *) item->bytes,

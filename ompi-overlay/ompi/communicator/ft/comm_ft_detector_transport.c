@@ -335,7 +335,7 @@ static void recv_cb(mca_btl_base_module_t *btl, const mca_btl_base_receive_descr
     }
     memcpy(&header, frame, sizeof(header));
     if (header.from >= world_size
-        || (OMPI_FT_INBOX_MESSAGE != header.kind && OMPI_FT_INBOX_HEARTBEAT != header.kind)) {
+        || OMPI_FT_INBOX_MESSAGE != header.kind) {
         return;
     }
     ompi_comm_ft_driver_deliver(header.kind, header.from, frame + sizeof(header),
@@ -433,7 +433,9 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, co
            target.handle_length);
 }
 
-void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word)
+/* 0: put (or lost to a busy BTL, which costs one period); -1: no put path
+ * to this observer, and the core sends the word as a HEARTBEAT message. */
+int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word)
 {
     uint64_t *source;
     int ret;
@@ -456,17 +458,17 @@ void ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint
                                MCA_BTL_NO_ORDER, put_complete, NULL);
         if (OPAL_LIKELY(OPAL_SUCCESS == ret)) {
             ++heartbeats_put;
-            return;
+            return 0;
         }
         if (OPAL_ERR_OUT_OF_RESOURCE == ret) {
-            return; /* a busy BTL costs one period, the core counts the gap */
+            return 0; /* a busy BTL costs one period, the core counts the gap */
         }
         opal_output_verbose(5, ompi_ftmpi_output_handle,
                             "%s btl_ft: heartbeat put to rank %u failed (%d), sending it",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), observer, ret);
     }
     ++heartbeats_sent_as_messages;
-    send_frame(observer, OMPI_FT_INBOX_HEARTBEAT, &word, sizeof(word));
+    return -1;
 }
 
 void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length)
