@@ -201,6 +201,17 @@ def false_failures_section():
               "and keep the others).")
 
 
+def repeat_section():
+    rows = common.read_jsonl("repeat")
+    if not rows:
+        return "No results (benchmarks/repeat/run_repeat.py)."
+    out = [[r["test"], r["runs"], r["failures"], r["skipped"], r["when"][:10]] for r in rows]
+    return (table(["test", "runs", "failed", "skipped", "measured"], out)
+            + "\n\nThe do-no-harm tests whose failures were rare (benchmarks/repeat/run_repeat.py), "
+              "each run R times through ctest, round-robin; CI runs each once. The last lines of "
+              "a test's first failure are in repeat.jsonl.")
+
+
 def scale_section():
     rows = [r for r in common.read_jsonl("scale")]
     if not rows:
@@ -273,6 +284,7 @@ def main():
         ("Idle cost: a computing application", idle_cost_section()),
         ("Accuracy under oversubscription", accuracy_section()),
         ("False failures across nodes and under load", false_failures_section()),
+        ("Rare failures, repeated", repeat_section()),
         ("Simulator scale (ftsim)", scale_section()),
     ]
     text = ["# btl_ft benchmarks\n",

@@ -61,6 +61,7 @@ def stages(quick):
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
         ("false_failures", [sys.executable, str(HERE / "accuracy/run_false_failures.py")] + flag),
+        ("repeat", [sys.executable, str(HERE / "repeat/run_repeat.py")] + flag),
     ]
     if common.TRANSPORT is None:
         return all_stages

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""repeat: the do-no-harm tests whose failures were rare, run again and again.
+
+A failure that shows once in twenty runs is a failure, but CI runs each test
+once. This stage runs the tests of the failure paths that once failed rarely
+(a rank stranded in MPI_Finalize, survivors stopping themselves as failures
+come one at a time, a blocking send on a revoked communicator, a starved
+rank kept alive by its witness, the exit status), and the tests labelled
+known_bug that `make test` leaves out, R times each through ctest,
+round-robin so that drift of the shared machine spreads over all of them,
+and counts the failures. The tests come from build/tests (configured here
+as `make test` does if it is missing). Output: benchmarks/results/repeat.jsonl,
+one line per test, with the last lines of its first failure.
+"""
+import argparse
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import common  # noqa: E402
+
+TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
+                   r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit)$")
+TEST_DIR = common.ROOT / "build" / "tests"
+TAIL_LINES = 15
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="1 run per test")
+    p.add_argument("--runs", type=int, default=None, help="runs per test (default 10)")
+    return p.parse_args(argv)
+
+
+def ensure_tests():
+    if (TEST_DIR / "CTestTestfile.cmake").exists():
+        return
+    subprocess.run(["cmake", "-S", str(common.ROOT / "tests"), "-B", str(TEST_DIR),
+                    f"-DOMPI_PREFIX={common.ROOT / 'build' / 'ompi'}",
+                    "-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def listed_tests():
+    out = subprocess.run(["ctest", "--test-dir", str(TEST_DIR), "-N"], check=True,
+                         capture_output=True, text=True).stdout
+    names = re.findall(r"Test\s+#\d+: (\S+)", out)
+    return [n for n in names if TESTS.match(n)]
+
+
+def run_once(name):
+    """(passed, skipped, output)"""
+    done = subprocess.run(["ctest", "--test-dir", str(TEST_DIR), "-R", f"^{re.escape(name)}$",
+                           "--output-on-failure", "--timeout", "300"],
+                          capture_output=True, text=True)
+    skipped = "***Skipped" in done.stdout or "Not Run" in done.stdout
+    return done.returncode == 0, skipped, done.stdout + done.stderr
+
+
+def main(argv=None):
+    args = parse(argv)
+    runs = args.runs or (1 if args.quick else 10)
+    ensure_tests()
+    names = listed_tests()
+    if not names:
+        print("repeat: no test matched in build/tests", file=sys.stderr)
+        return 1
+    tally = {n: {"runs": 0, "failures": 0, "skipped": 0, "first_failure": None} for n in names}
+    for round_ in range(runs):
+        for name in names:
+            passed, skipped, output = run_once(name)
+            t = tally[name]
+            t["runs"] += 1
+            t["skipped"] += skipped
+            if not passed:
+                t["failures"] += 1
+                if t["first_failure"] is None:
+                    t["first_failure"] = output.splitlines()[-TAIL_LINES:]
+        print(f"[repeat] round {round_ + 1} of {runs}: "
+              f"{sum(t['failures'] for t in tally.values())} failures so far", flush=True)
+    sink = common.JsonLines("repeat")
+    for name, t in tally.items():
+        sink.write({"benchmark": "repeat", "test": name, **t})
+        print(f"[repeat] {name}: {t['failures']} of {t['runs']} failed"
+              + (f" ({t['skipped']} skipped)" if t["skipped"] else ""), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
