@@ -29,14 +29,6 @@ export BTL OFI_PROVIDER
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
 OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh
 
-# Labels `make test` leaves out: slow (SLOW=1 runs them) and known_bug, tests
-# of a bug not fixed yet that fail now and then (KNOWN_BUGS=1 runs them;
-# `make bench` repeats them in its stage repeat).
-empty :=
-space := $(empty) $(empty)
-TEST_EXCLUDE := $(subst $(space),|,$(strip $(if $(filter 1,$(SLOW)),,slow) \
-                $(if $(filter 1,$(KNOWN_BUGS)),,known_bug)))
-
 .PHONY: all deps core ftsim ompi stock demo test bench bench-quick clean
 all: ompi
 
@@ -75,7 +67,7 @@ test: ompi
 	      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
 	cmake --build $(BUILD)/tests -j $(JOBS)
 	cd $(BUILD)/tests && ctest --output-on-failure --timeout 600 \
-	    $(if $(TEST_EXCLUDE),-LE "$(TEST_EXCLUDE)")
+	    $(if $(filter 1,$(SLOW)),,-LE slow)
 
 # Debian's python3 carries matplotlib (python3-matplotlib); a pyenv python may not.
 BENCH_PYTHON ?= /usr/bin/python3

@@ -5,8 +5,8 @@ A failure that shows once in twenty runs is a failure, but CI runs each test
 once. This stage runs the tests of the failure paths that once failed rarely
 (a rank stranded in MPI_Finalize, survivors stopping themselves as failures
 come one at a time, a blocking send on a revoked communicator, a starved
-rank kept alive by its witness, the exit status), and the tests labelled
-known_bug that `make test` leaves out, R times each through ctest,
+rank kept alive by its witness, the exit status, a peer dying in the middle
+of a transfer over btl/ofi) R times each through ctest,
 round-robin so that drift of the shared machine spreads over all of them,
 and counts the failures. The tests come from build/tests (configured here
 as `make test` does if it is missing). Output: benchmarks/results/repeat.jsonl,
