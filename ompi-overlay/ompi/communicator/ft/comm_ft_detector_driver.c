@@ -276,6 +276,18 @@ static void step_locked(void)
  * Thread and progress-callback drivers.
  */
 
+/* One step from a progress callback, unless another thread is stepping:
+ * progress never waits for the core lock. 1 if it stepped. */
+static int try_step(void)
+{
+    if (0 != pthread_mutex_trylock(&core_lock)) {
+        return 0;
+    }
+    step_locked();
+    pthread_mutex_unlock(&core_lock);
+    return 1;
+}
+
 static void wait_until(int64_t deadline_ns)
 {
     struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
@@ -307,12 +319,7 @@ static int app_progress_cb(void)
         && (0 == queued || now - LATE_STEP_NS < queued_at_ns)) {
         return 0;
     }
-    if (0 != pthread_mutex_trylock(&core_lock)) {
-        return 0; /* the detector thread is stepping */
-    }
-    step_locked();
-    pthread_mutex_unlock(&core_lock);
-    return 1;
+    return try_step();
 }
 
 static void *driver_thread_main(opal_object_t *object)
@@ -378,12 +385,7 @@ static int driver_progress_cb(void)
         && ompi_comm_ft_transport_read_flag() == last_flag_word) {
         return 0;
     }
-    if (0 != pthread_mutex_trylock(&core_lock)) {
-        return 0; /* another thread is stepping */
-    }
-    step_locked();
-    pthread_mutex_unlock(&core_lock);
-    return 1;
+    return try_step();
 }
 
 /*
