@@ -73,6 +73,50 @@ std::optional<double> parse_probability(std::string_view text) {
 
 using handler = std::function<std::string(cli_options&, std::string_view)>;
 
+std::string set_fault(cli_options& options, std::string_view value) {
+    static constexpr std::array<std::pair<std::string_view, fault_kind>, 4> kinds{{
+        {"crash", fault_kind::crash}, {"hang", fault_kind::hang},
+        {"node-loss", fault_kind::node_loss}, {"partition", fault_kind::partition},
+    }};
+    for (const auto& [word, kind] : kinds) {
+        if (word == value) {
+            options.base.fault = kind;
+            return {};
+        }
+    }
+    return "--fault: '" + std::string(value) + "' is not one of crash, hang, node-loss, partition";
+}
+
+// A handler for an on|off flag stored in `field`.
+handler switch_flag(std::string flag, bool sim_config::*field) {
+    return [flag, field](cli_options& options, std::string_view value) -> std::string {
+        if (value != "on" && value != "off") {
+            return flag + ": '" + std::string(value) + "' is not on or off";
+        }
+        options.base.*field = value == "on";
+        return {};
+    };
+}
+
+std::string set_probe_width(cli_options& options, std::string_view value) {
+    const auto width = parse_integer<std::uint32_t>(value);
+    if (!width || *width < 1 || *width > BTL_FT_PROBE_WIDTH_MAX) {
+        return "--probe-width: '" + std::string(value) + "' is not a width in [1, " +
+               BTL_FT_STRINGIFY(BTL_FT_PROBE_WIDTH_MAX) + "]";
+    }
+    options.base.probe_width = *width;
+    return {};
+}
+
+std::string set_runtime_confirms(cli_options& options, std::string_view value) {
+    const auto ms = parse_double(value);
+    if (!ms || *ms < 0 || *ms > 1e12) {
+        return "--runtime-confirms-ms: '" + std::string(value) + "' is not a non-negative number of milliseconds";
+    }
+    options.base.runtime_confirms_ns = static_cast<time_ns>(std::llround(*ms * 1e6));
+    return {};
+}
+
 std::string set_nodes(cli_options& options, std::string_view value) {
     options.nodes.clear();
     for (std::string_view part : split_commas(value)) {
@@ -167,6 +211,12 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.base.per_node = *count;
              return {};
          }},
+        {"--fault", set_fault},
+        {"--probe-width", set_probe_width},
+        {"--quorum", switch_flag("--quorum", &sim_config::quorum)},
+        {"--witness", switch_flag("--witness", &sim_config::witness)},
+        {"--runtime-confirms-ms", set_runtime_confirms},
+        {"--resume-after", duration_flag("--resume-after", [](cli_options& o, time_ns v) { o.base.resume_after_ns = v; }, true)},
         {"--ring-order", [](cli_options& o, std::string_view v) -> std::string {
              const auto order = parse_ring_order(v);
              if (!order) return "--ring-order: '" + std::string(v) + "' is not one of rank, node, shuffle";

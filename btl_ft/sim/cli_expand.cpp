@@ -3,11 +3,38 @@
 // has one job: cli.cpp reads words, this file gives them meaning.
 #include <string>
 
+#include "btl_ft/detector.hpp"
 #include "cli.hpp"
 
 namespace btl_ft::sim {
 
 namespace {
+
+// Values that only make sense together with the fault and the job's size.
+std::string check_fault(const sim_config& out, const std::string& failures) {
+    if (out.per_node > out.nodes) {
+        return "--ppn: " + std::to_string(out.per_node) + " processes per node exceed the " +
+               std::to_string(out.nodes) + " processes";
+    }
+    if (out.strikes_nodes() && out.law == failure_law::forced && out.failures >= out.node_count()) {
+        return "--failures: " + failures + " nodes leave no other node among " + std::to_string(out.node_count());
+    }
+    if (out.strikes_nodes() && (out.law == failure_law::exponential || out.where == placement::consecutive)) {
+        return "--fault: node-loss and partition strike random nodes at forced times (no --mtbf, no consecutive "
+               "--failure-placement)";
+    }
+    if (out.resume_after_ns >= 0 && out.fault != fault_kind::hang) {
+        return "--resume-after: only a hang (--fault hang) resumes";
+    }
+    if (out.resume_after_ns >= 0 && out.resume_after_ns < 2 * out.timeout_ns) {
+        return "--resume-after: " + std::to_string(out.resume_after_ns) +
+               " ns is shorter than two timeouts; the hang must be declared before it ends";
+    }
+    if (out.runtime_confirms_ns >= 0 && out.runtime_confirms_ns > max_interval_ns) {
+        return "--runtime-confirms-ms: too large";
+    }
+    return {};
+}
 
 std::string make_config(const cli_options& options, rank_t nodes, const std::string& failures,
                         std::string_view scenario_name, propagator_kind propagator, sim_config& out) {
@@ -24,9 +51,12 @@ std::string make_config(const cli_options& options, rank_t nodes, const std::str
     } else {
         out.failures = static_cast<std::uint32_t>(std::stoul(failures));
     }
-    if (out.law == failure_law::forced && out.failures >= nodes) {
+    if (out.law == failure_law::forced && !out.strikes_nodes() && out.failures >= nodes) {
         return "--failures: " + failures + " failures leave no survivor among " + std::to_string(nodes) +
                " processes";
+    }
+    if (std::string error = check_fault(out, failures); !error.empty()) {
+        return error;
     }
     if (out.timeout_ns <= out.period_ns) {
         return "--delta: the timeout (" + std::to_string(out.timeout_ns) + " ns) must exceed the period --eta (" +
@@ -73,8 +103,15 @@ Drives the real btl_ft::detector state machines: heartbeats on the observation
 ring, ring mending and failure notices, with message delays uniform in (0, tau].
 Prints one JSON line per configuration (lists multiply: --nodes 1024,4096).
 Checks every run: accuracy (no live process declared dead), completeness (every
-failure reaches every survivor, the ring is mended) and the Theorem 1 bound
-T(f) <= f(f+1)delta + f tau + f(f+1)/2 * 8 tau log2 n when f <= floor(log2 n)-1.
+failure reaches every survivor, the ring is mended), that a failed process that
+runs again (a resumed hang, the losing side of a cut) stops, and the bounds, with
+W the confirmation window (delta/5 at most 20 ms, or delta/2 with witnesses and
+--ppn above 1) and B(n) = 8 tau log2 n:
+  crash, hang (Theorem 1, f <= floor(log2 n)-1):
+    T(f) <= f(f+1)(delta + W) + f tau + f(f+1)/2 B(n)
+  node-loss, partition (every victim at one instant; d = longest row of victims
+  on the ring, w = probe width, s = ceil((d-1)/w)):
+    T <= (tau + delta + W) + s(2 delta + W) + tau + (1 + s) B(n)
 Any violation is printed on stderr with the seed that replays it (--runs 1).
 
 Configuration:
@@ -85,19 +122,35 @@ Configuration:
   --propagator P[,P..]    notice overlay: hba (default), bmg, chord
   --runs R                runs per configuration (default 10)
   --seed S                64-bit seed, decimal or 0x-hex (default 1); run r+1 uses a seed derived from run r
-  --ppn K                 K consecutive ranks per node (default 1); a silent emitter's
-                          node then witnesses whether it still runs
+  --ppn K                 K consecutive ranks per node, as mpirun maps by slot (default 1);
+                          the ring orders node and shuffle are built from it as in libmpi,
+                          and a silent emitter's node witnesses whether it still runs
   --swim                  SWIM random probing instead (Section 4.3): rounds until every
                           process is probed, and the most probes on one process per round
 
 Network and ring:
   --tau D                 upper bound of the uniform message delay (default 1us)
   --one-port              a process sends and/or receives one message at a time
-  --ring-order O          rank (default), node, shuffle
+  --ring-order O          rank, node (libmpi's default: neighbours on different nodes), shuffle
+  --probe-width K         predecessors watched at once when mending, 1..8 (default: libmpi's, 8;
+                          capped at floor(log2 N)); 1 = one at a time as in seed 002
+  --quorum on|off         the side of a cut with fewer than half of the processes stops
+                          (default: libmpi's, on)
+  --witness on|off        ask a silent emitter's node whether it still runs (default: libmpi's, on)
   --eta D                 override the scenario's heartbeat period
   --delta D               override the scenario's suspicion timeout (must exceed eta)
 
 Failures:
+  --fault F               what a failure is (default crash):
+                            crash      the process ends
+                            hang       it stops (SIGSTOP): no ticks, no sends, what reaches it waits
+                            node-loss  every process of a node crashes at once; --failures counts nodes
+                            partition  --failures nodes are cut off at once, silently; the side with
+                                       fewer than half of the processes must stop (quorum rule)
+  --resume-after D        a hung process resumes after D (at least 2 delta) and must learn that it
+                          was declared failed, within delta
+  --runtime-confirms-ms X the runtime reports a crash (crash, node-loss; not a hang or a cut) to
+                          the processes of other nodes X ms after it (default: never)
   --failure-placement P   random (default) or consecutive (victim, then its ring predecessors)
   --window D              spread forced failures uniformly over D after the first (default 0: at once)
   --mtbf D                exponential failures, lambda = alive/D (per-process MTBF, e.g. 1y);

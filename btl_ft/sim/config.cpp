@@ -27,7 +27,8 @@ namespace {
 time_ns horizon_for_forced(const sim_config& config) {
     // Generous: twice the worst case Lemma 1 allows even past f_max, so a
     // run that is merely slow is never cut short.
-    const time_ns f = config.failures + 2;
+    const time_ns victims = config.strikes_nodes() ? time_ns{config.failures} * config.per_node : config.failures;
+    const time_ns f = victims + 2;
     return config.window_ns + 2 * f * (f + 1) * config.timeout_ns + 4 * config.period_ns;
 }
 }  // namespace
@@ -39,15 +40,40 @@ time_ns sim_config::horizon() const {
     if (law == failure_law::exponential) {
         return 200 * timeout_ns;
     }
-    return horizon_for_forced(*this);
+    const time_ns resumed = resume_after_ns > 0 ? window_ns + resume_after_ns : 0;
+    return std::max(horizon_for_forced(*this), resumed + settle());
 }
 
-double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns tau_ns) {
+std::uint32_t sim_config::effective_probe_width() const {
+    const auto log2_size = static_cast<std::uint32_t>(std::bit_width(nodes) - 1);
+    return std::max<std::uint32_t>(1, std::min(probe_width, log2_size));
+}
+
+time_ns sim_config::confirm_window_ns() const {
+    const time_ns probe_window = default_confirm_ns(timeout_ns);
+    const bool remote_witness = witness && per_node > 1;
+    return remote_witness ? std::max(probe_window, timeout_ns / 2) : probe_window;
+}
+
+namespace {
+double broadcast_bound_ns(rank_t n, time_ns tau_ns) {
+    return 8.0 * static_cast<double>(tau_ns) * std::log2(static_cast<double>(n));
+}
+}  // namespace
+
+double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns window_ns, time_ns tau_ns) {
     const double ff = f;
-    const double broadcast_ns = 8.0 * static_cast<double>(tau_ns) * std::log2(static_cast<double>(n));
-    const double confirmed_delta_ns = static_cast<double>(delta_ns + default_confirm_ns(delta_ns));
+    const double broadcast_ns = broadcast_bound_ns(n, tau_ns);
+    const double confirmed_delta_ns = static_cast<double>(delta_ns + window_ns);
     return ff * (ff + 1) * confirmed_delta_ns + ff * static_cast<double>(tau_ns) +
            ff * (ff + 1) / 2 * broadcast_ns;
+}
+
+double burst_bound_ns(rank_t d, rank_t n, std::uint32_t width, time_ns delta_ns, time_ns window_ns, time_ns tau_ns) {
+    const double steps = d > 1 ? std::ceil(static_cast<double>(d - 1) / width) : 0.0;
+    const auto delta = static_cast<double>(delta_ns), window = static_cast<double>(window_ns);
+    const auto tau = static_cast<double>(tau_ns);
+    return (tau + delta + window) + steps * (2 * delta + window) + tau + (1 + steps) * broadcast_bound_ns(n, tau_ns);
 }
 
 std::uint32_t max_tolerated_failures(rank_t n) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "btl_ft/btl_ft.h"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft::sim {
@@ -33,8 +34,18 @@ enum class placement : std::uint8_t {
     consecutive,  // a victim, then its ring predecessors: Lemma 1's worst case
 };
 
-// Named faults beyond crashes. Any of them voids Theorem 1's preconditions;
-// they exist so tests can show each checker failing.
+// What a failure does to its victims. The victims of crash and hang are
+// processes; those of node-loss and partition are whole nodes, and
+// `failures` then counts nodes.
+enum class fault_kind : std::uint8_t {
+    crash,      // the process ends: no ticks, no sends, nothing received
+    hang,       // SIGSTOP: no ticks, no sends; what arrives waits for a resume
+    node_loss,  // every process of a node crashes at once
+    partition,  // a set of nodes is cut off silently; both sides run on
+};
+
+// Named faults that void Theorem 1's preconditions; they exist so tests
+// can show each checker failing.
 struct fault_config {
     // One live process, drawn at random, stops talking for stall_ns from the
     // first failure time (the end of warm-up): starved of CPU, so its node
@@ -45,8 +56,13 @@ struct fault_config {
     bool any() const { return stall_ns > 0 || drop_message_probability > 0; }
 };
 
+// The libmpi defaults come from btl_ft.h, the one place the MCA
+// parameters read them from too, so the simulator runs what MPI runs.
+inline constexpr ring_order default_ring_order = static_cast<ring_order>(BTL_FT_DEFAULT_RING_ORDER);
+inline constexpr propagator_kind default_propagator = static_cast<propagator_kind>(BTL_FT_DEFAULT_PROPAGATOR);
+
 struct sim_config {
-    rank_t nodes = 1024;  // processes
+    rank_t nodes = 1024;  // processes (seed 002 calls them nodes)
     // Processes per node: ranks k*per_node .. (k+1)*per_node-1 share node k,
     // and a witness there answers for them. 1: every process alone on its
     // node, so no witness is ever asked (the detector without witnesses).
@@ -56,8 +72,18 @@ struct sim_config {
     time_ns timeout_ns = 60 * ns_per_s;
     time_ns tau_ns = 1000;  // message delays are uniform in (0, tau]
     bool one_port = false;
-    propagator_kind propagator = propagator_kind::hba;
-    ring_order order = ring_order::rank;
+    propagator_kind propagator = default_propagator;
+    // As libmpi builds it: ring::make over the node of every rank.
+    ring_order order = default_ring_order;
+    std::uint32_t probe_width = BTL_FT_DEFAULT_PROBE_WIDTH;
+    bool quorum = BTL_FT_DEFAULT_QUORUM != 0;
+    bool witness = BTL_FT_DEFAULT_WITNESS != 0;
+    fault_kind fault = fault_kind::crash;
+    time_ns resume_after_ns = -1;      // hang: the victim resumes this long after; -1: never
+    // The runtime (PMIx) tells the processes of other nodes that a crashed
+    // process (crash, node-loss; never a hang or a cut) ended, this long
+    // after; -1: it never does.
+    time_ns runtime_confirms_ns = -1;
     failure_law law = failure_law::forced;
     std::uint32_t failures = 1;  // forced count, or cap for exponential
     time_ns window_ns = 0;
@@ -68,6 +94,17 @@ struct sim_config {
     time_ns horizon_ns = -1;         // -1: derived from the failure plan
     fault_config faults;
 
+    rank_t node_count() const { return (nodes + per_node - 1) / per_node; }
+    std::uint32_t node_of(rank_t process) const { return process / per_node; }
+    // Processes a failure strikes: one, or a whole node.
+    bool strikes_nodes() const { return fault == fault_kind::node_loss || fault == fault_kind::partition; }
+    // Predecessors an observer watches at once, as detector_probe.cpp caps it.
+    std::uint32_t effective_probe_width() const;
+    // The longest an observer waits between a timed-out emitter and its
+    // declaration: the PROBE's window c, or half a timeout when it asked a
+    // witness on another node that never answers (the emitter's whole node
+    // is down or cut off).
+    time_ns confirm_window_ns() const;
     time_ns warmup() const { return warmup_ns >= 0 ? warmup_ns : 2 * period_ns; }
     time_ns settle() const { return settle_ns >= 0 ? settle_ns : 2 * timeout_ns + period_ns; }
     // How long after the first failure a run may take before it is declared
@@ -77,10 +114,27 @@ struct sim_config {
 
 // Theorem 1 (seed 002): T(f) <= f(f+1) delta + f tau + f(f+1)/2 B(n), with
 // B(n) = 8 tau log2 n, for f <= floor(log2 n) - 1. Here an observer PROBEs
-// its silent emitter and declares it only after a confirmation window c
-// (default_confirm_ns): every suspicion follows at least one whole timeout
-// and adds at most one window, so delta becomes delta + c.
-double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns tau_ns);
+// its silent emitter and declares it only after a confirmation window W
+// (sim_config::confirm_window_ns): every mending step lasts at most
+// 2 delta + W <= 2 (delta + W), so delta becomes delta + W. Probing only
+// shortens it: a step condemns its emitter and at least zero probed
+// predecessors, never fewer than the one of Lemma 1.
+double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns window_ns, time_ns tau_ns);
+
+// A burst: every victim struck at one instant (a node loss, a cut), d the
+// longest row of victims next to each other on the ring, w the probe
+// width. The observer behind a row hears its last word at most tau after
+// the burst, times out delta later and declares the first victim W after
+// that; each later mending step (2 delta of grace, then W) condemns its
+// new emitter and the w - 1 predecessors probed with it, so the row takes
+// s = ceil((d - 1) / w) more steps, and one NEWOBSERVER (tau) closes the
+// ring. Rows are mended in parallel, each by its own observer, and each
+// step starts one broadcast of at most B(n):
+//   T_burst <= (tau + delta + W) + s (2 delta + W) + tau + (1 + s) B(n).
+// With the `node` ring order a node of at most n/2 processes never has two
+// processes side by side, so d = 1 and a node loss is known in about
+// delta + W + B(n), whatever the number of processes per node.
+double burst_bound_ns(rank_t d, rank_t n, std::uint32_t width, time_ns delta_ns, time_ns window_ns, time_ns tau_ns);
 std::uint32_t max_tolerated_failures(rank_t n);
 
 }  // namespace btl_ft::sim

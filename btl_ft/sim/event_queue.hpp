@@ -32,6 +32,8 @@ enum class event_kind : std::uint8_t {
     heartbeat,  // payload: the heartbeat word, node: the observer
     message,    // payload: message pool slot, node: the destination
     failure,    // payload: index into the failure plan
+    resume,     // node: a hung process that resumes
+    confirm,    // node: a crashed process the runtime now reports to other nodes
 };
 
 struct event {

@@ -6,8 +6,12 @@
 // (Figure 5) draw the next inter-arrival time from lambda = alive / mtbf when
 // the previous one strikes, and a victim uniformly among the alive.
 //
-// The injector only decides; the world applies a crash and the oracle judges
-// its consequences, so a new fault pattern never touches a checker.
+// With node-loss and partition a victim is a node: the plan draws distinct
+// nodes the same way and victims() expands each into its processes. A
+// partition cuts all its nodes at one instant, as one failure.
+//
+// The injector only decides; the world applies the fault and the oracle
+// judges its consequences, so a new fault pattern never touches a checker.
 #pragma once
 
 #include <cstdint>
@@ -28,13 +32,14 @@ public:
 
     // Time of the first failure, or nothing when the plan has none.
     std::optional<time_ns> first_at() const;
-    // The victim of failure number `index`, striking now.
-    rank_t victim(std::uint32_t index, const std::function<bool(rank_t)>& alive);
+    // The processes failure number `index` strikes now.
+    std::vector<rank_t> victims(std::uint32_t index, const std::function<bool(rank_t)>& alive);
     // Time of failure `index + 1`, given that `index` struck at `now`.
     std::optional<time_ns> next_at(std::uint32_t index, time_ns now, rank_t alive_count);
 
 private:
     void plan_forced(const ring& ring);
+    void plan_nodes(std::uint32_t count);
 
     const sim_config& config_;
     rng rng_;

@@ -19,7 +19,9 @@ oracle::oracle(const sim_config& config, const ring& ring, const process_view& v
       alive_(config.nodes, 1),
       known_by_(config.nodes, 0),
       told_count_(config.nodes, 0),
-      alive_count_(config.nodes) {}
+      alive_count_(config.nodes),
+      stop_by_(config.nodes, -1),
+      stopped_(config.nodes, 0) {}
 
 void oracle::report(std::uint64_t& counter, std::string detail) {
     ++counter;
@@ -37,6 +39,7 @@ void oracle::on_crash(rank_t victim, time_ns now) {
     unstable_period& period = periods_.back();
     ++period.failures;
     period.known_at = -1;
+    period.last_failure_at = now;
     if (first_victim_ == no_rank) {
         first_victim_ = victim;
     }
@@ -60,7 +63,19 @@ void oracle::on_crash(rank_t victim, time_ns now) {
     watch_.push_back(closest_alive_successor(victim));
 }
 
+void oracle::expect_stop(rank_t process, time_ns deadline) {
+    BTL_FT_ASSERT(!alive(process), "only a failed process is expected to stop");
+    if (stopped_[process] != 0 || stop_by_[process] >= 0) {
+        return;
+    }
+    stop_by_[process] = deadline;
+    ++pending_stops_;
+}
+
 void oracle::on_learned(rank_t who, std::span<const rank_t> ranks, time_ns now) {
+    if (!alive(who)) {
+        return;  // a hung process resumed, or the losing side of a cut: not a survivor
+    }
     for (rank_t rank : ranks) {
         ++known_by_[rank];
         ++told_count_[who];
@@ -76,6 +91,23 @@ void oracle::on_learned(rank_t who, std::span<const rank_t> ranks, time_ns now) 
 }
 
 void oracle::on_declared_dead_self(rank_t who, rank_t told_by, const char* reason, time_ns now) {
+    if (!alive(who)) {
+        stopped_[who] = 1;
+        if (stop_by_[who] < 0) {
+            return;
+        }
+        if (now > stop_by_[who]) {
+            char text[200];
+            std::snprintf(text, sizeof text, "stop: failed process %u stopped at t=%lld ns, after its deadline %lld ns",
+                          who, static_cast<long long>(now), static_cast<long long>(stop_by_[who]));
+            report(violations_.stop, text);
+        }
+        stop_by_[who] = -1;
+        if (--pending_stops_ == 0) {
+            all_stopped_at_ = now;
+        }
+        return;
+    }
     char text[200];
     std::snprintf(text, sizeof text, "accuracy: live process %u declared dead by %u at t=%lld ns (%s)", who,
                   told_by, static_cast<long long>(now), reason != nullptr ? reason : "");
@@ -143,6 +175,20 @@ void oracle::finish() {
         sweep_ring();
     }
     check_bounds();
+    check_stops();
+}
+
+// A failed process that runs again and never stopped would go on as a
+// second set of survivors.
+void oracle::check_stops() {
+    for (rank_t process = 0; process < config_.nodes && pending_stops_ > 0; ++process) {
+        if (stop_by_[process] < 0) {
+            continue;
+        }
+        char text[160];
+        std::snprintf(text, sizeof text, "stop: failed process %u still runs at the end of the run", process);
+        report(violations_.stop, text);
+    }
 }
 
 // Independent of the incremental counts: compare every survivor's dead set
@@ -182,10 +228,43 @@ void oracle::sweep_ring() {
 }
 
 bool oracle::bound_applicable(const unstable_period& period) const {
-    // Theorem 1 holds for f <= floor(log2 n) - 1, with every delay at most
-    // tau, and (for B(n)) eta >= 3 tau so notices fit between heartbeats.
-    return period.failures <= max_tolerated_failures(period.alive_at_start) && !config_.faults.any() &&
-           config_.period_ns >= 3 * config_.tau_ns;
+    // Both bounds need every delay at most tau, and (for B(n)) eta >= 3 tau
+    // so notices fit between heartbeats. Theorem 1 holds for f <=
+    // floor(log2 n) - 1; the burst bound for victims struck at one instant
+    // whose rows each fit the notice overlay's tolerance.
+    if (config_.faults.any() || config_.period_ns < 3 * config_.tau_ns) {
+        return false;
+    }
+    if (config_.strikes_nodes()) {
+        return period.burst() && periods_.size() == 1;
+    }
+    return period.failures <= max_tolerated_failures(period.alive_at_start);
+}
+
+// The longest run of failed processes next to each other on the ring.
+rank_t oracle::longest_dead_row() const {
+    rank_t longest = 0;
+    for (const rank_t victim : dead_) {
+        if (!alive(ring_.predecessor(victim)) && dead_.size() < config_.nodes) {
+            continue;  // not the first of its row
+        }
+        rank_t row = 0;
+        for (rank_t at = victim; !alive(at) && row < config_.nodes; at = ring_.successor(at)) {
+            ++row;
+        }
+        longest = std::max(longest, row);
+    }
+    return longest;
+}
+
+double oracle::bound_for(const unstable_period& period) const {
+    const time_ns window = config_.confirm_window_ns();
+    if (config_.strikes_nodes()) {
+        return burst_bound_ns(longest_dead_row(), period.alive_at_start, config_.effective_probe_width(),
+                              config_.timeout_ns, window, config_.tau_ns);
+    }
+    return stabilization_bound_ns(period.failures, period.alive_at_start, config_.timeout_ns, window,
+                                  config_.tau_ns);
 }
 
 void oracle::check_bounds() {
@@ -193,8 +272,7 @@ void oracle::check_bounds() {
         if (period.stable_at < 0 || !bound_applicable(period)) {
             continue;
         }
-        const double bound = stabilization_bound_ns(period.failures, period.alive_at_start, config_.timeout_ns,
-                                                    config_.tau_ns);
+        const double bound = bound_for(period);
         const auto lasted = static_cast<double>(period.stable_at - period.start);
         max_bound_ratio_ = std::max(max_bound_ratio_, lasted / bound);
         if (lasted <= bound) {

@@ -5,8 +5,13 @@
 //   and its sink was told exactly its dead set (liveness);
 // - ring: once stable, every survivor observes its closest live predecessor
 //   and is observed by its closest live successor;
-// - bound: each unstable period lasts at most T(f) (Theorem 1), when f and
-//   the run meet the theorem's preconditions.
+// - bound: each unstable period lasts at most T(f) (Theorem 1, with the
+//   confirmation window), when f and the run meet the theorem's
+//   preconditions; a burst (a node loss, a cut) at most T_burst
+//   (config.hpp), from the longest row of victims on the ring;
+// - stop: a failed process that runs again (a hang that resumes, the side
+//   of a cut that lost the quorum) learns it was declared failed and stops.
+// Only the living judge: what a failed process concludes is ignored.
 // It also measures the periods: time for all to know the first failure,
 // for all to know all failures, and to reach a stable configuration.
 //
@@ -41,7 +46,8 @@ struct violation_counts {
     std::uint64_t completeness = 0;
     std::uint64_t ring = 0;
     std::uint64_t bound = 0;
-    std::uint64_t total() const { return accuracy + completeness + ring + bound; }
+    std::uint64_t stop = 0;
+    std::uint64_t total() const { return accuracy + completeness + ring + bound + stop; }
 };
 
 // A maximal stretch of non-stable configurations.
@@ -51,6 +57,8 @@ struct unstable_period {
     time_ns stable_at = -1;  // and the ring is reconnected
     std::uint32_t failures = 0;
     rank_t alive_at_start = 0;
+    time_ns last_failure_at = 0;
+    bool burst() const { return last_failure_at == start; }
 };
 
 class oracle {
@@ -61,7 +69,14 @@ public:
     rank_t alive_count() const { return alive_count_; }
     bool in_unstable_period() const { return in_period_; }
 
+    // `victim` fails in the truth: it crashed, hung, or lies on the losing
+    // side of a cut (it may still run; see expect_stop).
     void on_crash(rank_t victim, time_ns now);
+    // The failed `process` runs again and must stop, before `deadline`
+    // (never: before the end of the run).
+    void expect_stop(rank_t process, time_ns deadline);
+    rank_t pending_stops() const { return pending_stops_; }
+    time_ns all_stopped_at() const { return all_stopped_at_; }
     void on_learned(rank_t who, std::span<const rank_t> ranks, time_ns now);
     void on_declared_dead_self(rank_t who, rank_t told_by, const char* reason, time_ns now);
     // Cheap; call after every event. True when the configuration is stable.
@@ -84,6 +99,9 @@ private:
     void sweep_knowledge();
     void sweep_ring();
     void check_bounds();
+    void check_stops();
+    rank_t longest_dead_row() const;
+    double bound_for(const unstable_period& period) const;
 
     const sim_config& config_;
     const ring& ring_;
@@ -99,6 +117,10 @@ private:
     bool in_period_ = false;
     std::vector<unstable_period> periods_;
     std::vector<rank_t> watch_;  // neighbours of the dead: the only ones the ring can miss
+    std::vector<time_ns> stop_by_;  // per process: -1 nothing expected, else the deadline to stop
+    std::vector<std::uint8_t> stopped_;
+    rank_t pending_stops_ = 0;
+    time_ns all_stopped_at_ = -1;
     violation_counts violations_;
     std::vector<std::string> details_;
     double max_bound_ratio_ = 0;

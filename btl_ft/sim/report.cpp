@@ -14,6 +14,16 @@ namespace {
 constexpr std::size_t max_seeds_listed = 16;
 constexpr double s_per_ns = 1e-9;
 
+std::string_view fault_name(fault_kind fault) {
+    switch (fault) {
+        case fault_kind::crash: return "crash";
+        case fault_kind::hang: return "hang";
+        case fault_kind::node_loss: return "node-loss";
+        case fault_kind::partition: return "partition";
+    }
+    return "?";
+}
+
 json_object stats_json(const sample& value) {
     json_object out;
     out.add("runs", value.count);
@@ -39,6 +49,13 @@ void summary::add(const run_result& result) {
     if (result.first_known_ns >= 0) first_known_s_.add(static_cast<double>(result.first_known_ns) * s_per_ns);
     if (result.all_known_ns >= 0) all_known_s_.add(static_cast<double>(result.all_known_ns) * s_per_ns);
     if (result.stable_ns >= 0) stable_s_.add(static_cast<double>(result.stable_ns) * s_per_ns);
+    if (result.all_stopped_ns >= 0) all_stopped_s_.add(static_cast<double>(result.all_stopped_ns) * s_per_ns);
+    victims_.add(result.victims);
+    expected_stops_.add(result.expected_stops);
+    if (result.failures > 0) {
+        notice_per_fault_pp_.add(static_cast<double>(result.totals.notice_messages_sent) /
+                                 (n * static_cast<double>(result.failures)));
+    }
     if (result.failures > 0 && result.stable_ns < 0) ++not_stabilized_runs_;
     failures_.add(result.failures);
     failures_during_.add(result.failures_during_stabilization);
@@ -60,6 +77,7 @@ void summary::add(const run_result& result) {
     violations_.completeness += result.violations.completeness;
     violations_.ring += result.violations.ring;
     violations_.bound += result.violations.bound;
+    violations_.stop += result.violations.stop;
     if (result.violations.total() > 0) {
         ++violating_runs_;
         if (violating_seeds_.size() < max_seeds_listed) {
@@ -75,6 +93,14 @@ std::string summary::json() const {
     const double delta_s = static_cast<double>(config_.timeout_ns) * s_per_ns;
     json_object out;
     out.add("mode", "detector").add("seed", seed_).add("nodes", config_.nodes).add("ppn", config_.per_node);
+    out.add("node_count", config_.node_count()).add("fault", fault_name(config_.fault));
+    out.add("probe_width", config_.probe_width).add("quorum", config_.quorum).add("witness", config_.witness);
+    if (config_.resume_after_ns >= 0) {
+        out.add("resume_after_s", static_cast<double>(config_.resume_after_ns) * s_per_ns);
+    }
+    if (config_.runtime_confirms_ns >= 0) {
+        out.add("runtime_confirms_ms", static_cast<double>(config_.runtime_confirms_ns) * 1e-6);
+    }
     out.add("failures", config_.failures)
         .add("failure_law", config_.law == failure_law::forced ? "forced" : "exponential")
         .add("placement", config_.where == placement::random ? "random" : "consecutive")
@@ -90,6 +116,9 @@ std::string summary::json() const {
     out.add("first_known_s", stats_json(first_known_s_));
     out.add("all_known_s", stats_json(all_known_s_));
     out.add("stable_s", stats_json(stable_s_));
+    out.add("all_stopped_s", stats_json(all_stopped_s_));
+    out.add("victims", stats_json(victims_));
+    out.add("expected_stops", stats_json(expected_stops_));
     out.add("failures_struck", stats_json(failures_));
     out.add("failures_during_stabilization", stats_json(failures_during_));
     out.add("notices_started", stats_json(notices_started_));
@@ -105,6 +134,11 @@ std::string summary::json() const {
     } else {
         out.add_null("notice_messages_per_process_per_notice");
     }
+    if (notice_per_fault_pp_.count > 0) {
+        out.add("notice_messages_per_process_per_fault", notice_per_fault_pp_.mean());
+    } else {
+        out.add_null("notice_messages_per_process_per_fault");
+    }
     json_object bound;
     bound.add("checked_runs", bound_checked_runs_).add("max_ratio", bound_ratio_.max).add("violations", violations_.bound);
     out.add("bound", bound);
@@ -113,9 +147,11 @@ std::string summary::json() const {
         .add("completeness", violations_.completeness)
         .add("ring", violations_.ring)
         .add("bound", violations_.bound)
+        .add("stop", violations_.stop)
         .add("not_stabilized_runs", not_stabilized_runs_)
         .add("violating_runs", violating_runs_);
     out.add("violations", violations);
+    out.add("bound_violations", violations_.bound);
     std::string seeds = "[";
     for (std::size_t i = 0; i < violating_seeds_.size(); ++i) {
         if (i > 0) seeds += ',';

@@ -13,13 +13,25 @@ namespace btl_ft::sim {
 world::world(const sim_config& config, std::uint64_t run_seed)
     : config_(config),
       seed_(run_seed),
-      ring_(ring::make_flat(config.order, config.nodes, rng(run_seed, stream::ring).next())),
+      node_of_rank_(node_of_rank()),
+      ring_(ring::make(config.order, *node_of_rank_, rng(run_seed, stream::ring).next())),
       network_(config, run_seed),
       injector_(config, *ring_, run_seed),
       oracle_(config, *ring_, *this),
       deadline_(config.nodes, never),
-      started_(config.nodes, 0) {
+      started_(config.nodes, 0),
+      mode_(config.nodes, mode::running) {
     build_detectors();
+}
+
+// Ranks k*ppn .. (k+1)*ppn-1 on node k, as mpirun maps by slot; one copy
+// shared by the ring and every detector.
+std::shared_ptr<const std::vector<std::uint32_t>> world::node_of_rank() const {
+    auto nodes = std::make_shared<std::vector<std::uint32_t>>(config_.nodes);
+    for (rank_t process = 0; process < config_.nodes; ++process) {
+        (*nodes)[process] = config_.node_of(process);
+    }
+    return nodes;
 }
 
 world::~world() = default;
@@ -30,15 +42,17 @@ void world::build_detectors() {
     base.period_ns = config_.period_ns;
     base.timeout_ns = config_.timeout_ns;
     // Processes start at random phases within one period, so an observer
-    // may start up to eta before its emitter's first heartbeat.
-    base.startup_grace_ns = config_.period_ns;
+    // may start up to eta before its emitter's first heartbeat: eta on top
+    // of the 2 timeouts of a new link.
+    base.startup_grace_ns = config_.period_ns + 2 * config_.timeout_ns;
     base.propagator = config_.propagator;
-    if (config_.per_node > 1) {
-        auto nodes = std::make_shared<std::vector<std::uint32_t>>(config_.nodes);
-        for (rank_t process = 0; process < config_.nodes; ++process) {
-            (*nodes)[process] = process / config_.per_node;
-        }
-        base.node_of_rank = std::move(nodes);  // one copy shared by every detector
+    base.probe_width = config_.probe_width;
+    base.quorum = config_.quorum;
+    // libmpi hands the detector the nodes when witnesses are on. With one
+    // process per node no witness can exist, and leaving them out spares
+    // each suspicion a scan of every rank for a node-mate.
+    if (config_.witness && config_.per_node > 1) {
+        base.node_of_rank = node_of_rank_;
     }
     for (rank_t process = 0; process < config_.nodes; ++process) {
         detector_config own = base;
@@ -78,12 +92,14 @@ void world::dispatch(const event& item) {
         case event_kind::heartbeat: on_heartbeat(item); break;
         case event_kind::message: on_message(item); break;
         case event_kind::failure: on_failure(item); break;
+        case event_kind::resume: on_resume(item); break;
+        case event_kind::confirm: on_runtime_confirm(item); break;
     }
 }
 
 void world::on_start(rank_t process) {
-    if (!oracle_.alive(process)) {
-        return;
+    if (mode_[process] != mode::running) {
+        return;  // a process struck before it started never starts (a hung one: at its resume)
     }
     started_[process] = 1;
     current_ = process;
@@ -92,8 +108,8 @@ void world::on_start(rank_t process) {
 }
 
 void world::on_tick(const event& item) {
-    if (!oracle_.alive(item.node) || deadline_[item.node] != item.at) {
-        return;  // dead, or superseded by a later reschedule
+    if (!runs(item.node) || deadline_[item.node] != item.at) {
+        return;  // crashed, hung, or superseded by a later reschedule
     }
     current_ = item.node;
     deadline_[item.node] = never;
@@ -102,8 +118,12 @@ void world::on_tick(const event& item) {
 
 void world::on_heartbeat(const event& item) {
     // A put into the flag of a process that has not started or has died
-    // lands in memory nobody reads.
-    if (!oracle_.alive(item.node) || started_[item.node] == 0) {
+    // lands in memory nobody reads; a hung one reads it when it resumes.
+    if (mode_[item.node] == mode::hung) {
+        hold(item);
+        return;
+    }
+    if (!runs(item.node)) {
         return;
     }
     current_ = item.node;
@@ -112,7 +132,11 @@ void world::on_heartbeat(const event& item) {
 }
 
 void world::on_message(const event& item) {
-    if (oracle_.alive(item.node) && started_[item.node] != 0) {
+    if (mode_[item.node] == mode::hung) {
+        hold(item);  // the slot stays taken until the resume delivers it
+        return;
+    }
+    if (runs(item.node)) {
         current_ = item.node;
         const rank_t from = messages_.from(item.payload);
         detectors_[item.node].on_message(now_, from, messages_.bytes(item.payload));
@@ -126,9 +150,14 @@ void world::on_failure(const event& item) {
         return;  // injection stopped: the configuration stabilised
     }
     const auto index = static_cast<std::uint32_t>(item.payload);
-    const rank_t victim = injector_.victim(index, [this](rank_t r) { return oracle_.alive(r); });
-    oracle_.on_crash(victim, now_);
-    deadline_[victim] = never;
+    const std::vector<rank_t> victims = injector_.victims(index, [this](rank_t r) { return oracle_.alive(r); });
+    if (config_.fault == fault_kind::partition) {
+        cut(victims);
+    } else {
+        for (const rank_t victim : victims) {
+            strike(victim);
+        }
+    }
     ++failures_struck_;
     if (const auto next = injector_.next_at(index, now_, oracle_.alive_count())) {
         queue_.push({.at = *next, .payload = failures_struck_, .node = 0, .kind = event_kind::failure});
@@ -174,7 +203,14 @@ void world::after_event() {
     if (config_.law == failure_law::exponential) {
         failures_pending_ = false;  // the run measures one stabilisation
     }
-    if (!failures_pending_) {
+    maybe_end();
+}
+
+// Stable, no failure to come, nothing to resume, every process that must
+// stop stopped: only the settling time is left.
+void world::maybe_end() {
+    if (!failures_pending_ && resumes_pending_ == 0 && oracle_.pending_stops() == 0 &&
+        !oracle_.in_unstable_period()) {
         end_at_ = std::min(end_at_, now_ + config_.settle());
     }
 }
@@ -182,6 +218,9 @@ void world::after_event() {
 bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
     BTL_FT_ASSERT(current_ != no_rank && observer < config_.nodes, "heartbeat put outside a detector call");
     BTL_FT_ASSERT(observer != current_ || config_.nodes == 1, "a process observes itself");
+    if (!reaches(observer)) {
+        return true;  // lost in the cut, as a put to an unreachable host completes locally
+    }
     const time_ns arrival = network_.heartbeat_arrival(current_, observer, now_);
     queue_.push({.at = arrival, .payload = word, .node = observer, .kind = event_kind::heartbeat});
     return true;
@@ -189,6 +228,9 @@ bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
 
 void world::send(rank_t peer, std::span<const std::byte> bytes) {
     BTL_FT_ASSERT(current_ != no_rank && peer < config_.nodes, "send outside a detector call");
+    if (!reaches(peer)) {
+        return;
+    }
     const auto arrival = network_.message_arrival(current_, peer, now_);
     if (!arrival) {
         return;
@@ -197,11 +239,16 @@ void world::send(rank_t peer, std::span<const std::byte> bytes) {
     queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message});
 }
 
-// A witness's host: a crashed process is gone; any other, the stalled one
-// included (it is starved, not stopped), runs.
+// A witness's host: a crashed process is gone, a hung one stopped; any
+// other, the stalled one included (it is starved, not stopped), runs.
 process_state world::local_state(rank_t rank) {
     BTL_FT_ASSERT(current_ != no_rank && rank < config_.nodes, "local_state outside a detector call");
-    return oracle_.alive(rank) ? process_state::running : process_state::gone;
+    switch (mode_[rank]) {
+        case mode::crashed: return process_state::gone;
+        case mode::hung: return process_state::stopped;
+        case mode::running: break;
+    }
+    return process_state::running;
 }
 
 void world::on_failed(std::span<const rank_t> ranks) {
@@ -210,6 +257,7 @@ void world::on_failed(std::span<const rank_t> ranks) {
 
 void world::on_declared_dead_self(rank_t told_by, const char* reason) {
     oracle_.on_declared_dead_self(current_, told_by, reason, now_);
+    maybe_end();
 }
 
 rank_t world::emitter_of(rank_t process) const {
@@ -253,6 +301,10 @@ run_result world::collect() {
     run_result result;
     result.seed = seed_;
     result.failures = failures_struck_;
+    result.victims = victims_;
+    result.expected_stops = expected_stops_;
+    result.cut_side = cut_side_;
+    result.losing_side = losing_side_;
     result.violations = oracle_.violations();
     result.details = oracle_.details();
     if (deadline_anomalies_ > 0) {
@@ -270,6 +322,9 @@ run_result world::collect() {
         }
         if (periods.back().stable_at >= 0) {
             result.stable_ns = periods.back().stable_at - first;
+        }
+        if (oracle_.all_stopped_at() >= 0) {
+            result.all_stopped_ns = oracle_.all_stopped_at() - first;
         }
     }
     for (const unstable_period& period : periods) {

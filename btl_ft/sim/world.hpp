@@ -7,6 +7,11 @@
 // calling (current_) and one adapter serves all n detectors. Rejected: a
 // transport object per process, 32 MiB of adapters at 2^20 processes.
 //
+// What a fault does to a process lives in world_faults.cpp: a crashed one
+// gets nothing more; a hung one is not ticked and what reaches it waits in
+// its backlog until it resumes; a cut one runs on, but nothing crosses the
+// cut. The world tells the oracle the truth (who failed), never a verdict.
+//
 // Each process has at most one live timer event: its current deadline.
 // After every input (heartbeat word, message) the world asks the detector
 // whether the deadline moved; an event whose time no longer matches the
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,12 +39,17 @@ namespace btl_ft::sim {
 
 struct run_result {
     std::uint64_t seed = 0;
-    std::uint32_t failures = 0;                     // crashes injected
+    std::uint32_t failures = 0;                     // faults injected (a node, a cut: one)
+    std::uint32_t victims = 0;                      // processes they struck
     std::uint32_t failures_during_stabilization = 0;  // struck while unstable, after the first
     std::uint32_t bound_failures = 0;               // f of the longest checked period
     time_ns first_known_ns = -1;  // after the first failure: all survivors know it
     time_ns all_known_ns = -1;    // ... know every failure
     time_ns stable_ns = -1;       // ... and the ring is reconnected
+    time_ns all_stopped_ns = -1;  // ... every failed process that ran again stopped
+    std::uint32_t expected_stops = 0;  // resumed hangs and the losing side of a cut
+    std::uint32_t cut_side = 0;        // processes cut off (partition)
+    std::uint32_t losing_side = 0;     // processes on the side that must stop
     bool bound_checked = false;
     double bound_ratio = 0;       // longest period / T(f)
     violation_counts violations;
@@ -69,6 +80,7 @@ private:
     rank_t observer_of(rank_t process) const override;
     std::span<const rank_t> dead_set_of(rank_t process) const override;
 
+    std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank() const;
     void build_detectors();
     void dispatch(const event& item);
     void on_start(rank_t process);
@@ -76,6 +88,16 @@ private:
     void on_heartbeat(const event& item);
     void on_message(const event& item);
     void on_failure(const event& item);
+    // world_faults.cpp
+    enum class mode : std::uint8_t { running, crashed, hung };
+    void strike(rank_t victim);
+    void cut(const std::vector<rank_t>& victims);
+    void on_resume(const event& item);
+    void on_runtime_confirm(const event& item);
+    bool reaches(rank_t to) const;  // from current_, across any cut
+    bool runs(rank_t process) const { return mode_[process] == mode::running && started_[process] != 0; }
+    void hold(const event& item);  // for a hung process
+    void maybe_end();
     void after_input(rank_t process);
     void reschedule(rank_t process, time_ns deadline);
     void after_event();
@@ -83,6 +105,7 @@ private:
 
     const sim_config& config_;
     std::uint64_t seed_;
+    std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank_;
     std::shared_ptr<const ring> ring_;
     network network_;
     failure_injector injector_;
@@ -92,6 +115,14 @@ private:
     std::deque<detector> detectors_;  // a deque: detectors cannot move
     std::vector<time_ns> deadline_;   // per process; never = no timer
     std::vector<std::uint8_t> started_;
+    std::vector<mode> mode_;
+    std::vector<std::uint8_t> side_;  // empty unless cut: 1 = the cut nodes
+    std::unordered_map<rank_t, std::vector<event>> backlog_;  // of hung processes
+    std::uint32_t resumes_pending_ = 0;
+    std::uint32_t victims_ = 0;
+    std::uint32_t cut_side_ = 0;
+    std::uint32_t losing_side_ = 0;
+    std::uint32_t expected_stops_ = 0;
     time_ns now_ = 0;
     rank_t current_ = no_rank;
     time_ns end_at_ = 0;

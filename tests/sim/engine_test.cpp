@@ -171,13 +171,34 @@ TEST(Duration, ParsesUnitsAndRejectsGarbage) {
 TEST(Bound, MatchesTheoremOne) {
     // f = 1, n = 1024, delta = 60 s, tau = 1 us: 2 (delta + c) + tau + B,
     // B = 8 tau * 10, c = 20 ms (the confirmation window).
-    EXPECT_DOUBLE_EQ(stabilization_bound_ns(1, 1024, 60 * ns_per_s, 1000), 120.04e9 + 1000 + 80000);
+    EXPECT_DOUBLE_EQ(stabilization_bound_ns(1, 1024, 60 * ns_per_s, 20'000'000, 1000), 120.04e9 + 1000 + 80000);
     // f = 3: 12 (delta + c) + 3 tau + 6 B.
-    EXPECT_DOUBLE_EQ(stabilization_bound_ns(3, 1024, ns_per_s, 1000), 12.24e9 + 3000 + 6 * 80000);
+    EXPECT_DOUBLE_EQ(stabilization_bound_ns(3, 1024, ns_per_s, 20'000'000, 1000), 12.24e9 + 3000 + 6 * 80000);
     EXPECT_EQ(max_tolerated_failures(1024), 9u);
     EXPECT_EQ(max_tolerated_failures(1023), 8u);
     EXPECT_EQ(max_tolerated_failures(1u << 20), 19u);
     EXPECT_EQ(max_tolerated_failures(3), 0u);
+}
+
+TEST(Bound, BurstGrowsByOneStepPerProbeWidthOfTheLongestRow) {
+    // d = 1: tau + delta + W, then tau, and one broadcast B = 80 us.
+    const time_ns delta = ns_per_s, window = ns_per_s / 2, tau = 1000;
+    EXPECT_DOUBLE_EQ(burst_bound_ns(1, 1024, 8, delta, window, tau), 1.5e9 + 2000 + 80000);
+    // d = 64, w = 8: s = ceil(63 / 8) = 8 steps of 2 delta + W, 9 broadcasts.
+    EXPECT_DOUBLE_EQ(burst_bound_ns(64, 1024, 8, delta, window, tau), 1.5e9 + 8 * 2.5e9 + 2000 + 9 * 80000);
+    // Without probing every victim of the row costs a step.
+    EXPECT_DOUBLE_EQ(burst_bound_ns(64, 1024, 1, delta, window, tau), 1.5e9 + 63 * 2.5e9 + 2000 + 64 * 80000);
+}
+
+TEST(Bound, WitnessesOnAnotherNodeWidenTheWindowToHalfATimeout) {
+    sim_config config;
+    config.timeout_ns = ns_per_s;
+    config.per_node = 1;
+    EXPECT_EQ(config.confirm_window_ns(), 20'000'000);
+    config.per_node = 4;
+    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 2);
+    config.witness = false;
+    EXPECT_EQ(config.confirm_window_ns(), 20'000'000);
 }
 
 }  // namespace
