@@ -84,11 +84,62 @@ TEST(Cli, BadFlagsAndValuesAreRejectedByName) {
         {{"--nodes", "64", "--drop-messages", "1.5"}, "--drop-messages"},
         {{"--nodes", "64", "--runs"}, "--runs"},
         {{"--failures", "1"}, "--nodes"},
+        {{"--nodes", "64", "--fault", "meteor"}, "--fault"},
+        {{"--nodes", "64", "--probe-width", "0"}, "--probe-width"},
+        {{"--nodes", "64", "--probe-width", "9"}, "--probe-width"},
+        {{"--nodes", "64", "--quorum", "yes"}, "--quorum"},
+        {{"--nodes", "64", "--witness", "1"}, "--witness"},
+        {{"--nodes", "64", "--runtime-confirms-ms", "-5"}, "--runtime-confirms-ms"},
+        {{"--nodes", "64", "--resume-after", "soon"}, "--resume-after"},
+        {{"--nodes", "64", "--ppn", "0"}, "--ppn"},
     };
     for (const bad_case& bad : cases) {
         const auto parsed = parse(bad.args);
         EXPECT_FALSE(parsed.options) << bad.names;
         EXPECT_NE(parsed.error.find(bad.names), std::string::npos) << parsed.error;
+    }
+}
+
+TEST(Cli, DefaultsAreLibmpis) {
+    const auto parsed = parse({"--nodes", "64"});
+    ASSERT_TRUE(parsed.options);
+    const sim_config config = expand(*parsed.options).configs.at(0);
+    EXPECT_EQ(static_cast<int>(config.order), BTL_FT_DEFAULT_RING_ORDER);
+    EXPECT_EQ(static_cast<int>(config.propagator), BTL_FT_DEFAULT_PROPAGATOR);
+    EXPECT_EQ(config.probe_width, static_cast<std::uint32_t>(BTL_FT_DEFAULT_PROBE_WIDTH));
+    EXPECT_EQ(config.quorum, BTL_FT_DEFAULT_QUORUM != 0);
+    EXPECT_EQ(config.witness, BTL_FT_DEFAULT_WITNESS != 0);
+    EXPECT_EQ(config.fault, fault_kind::crash);
+    EXPECT_LT(config.runtime_confirms_ns, 0);
+}
+
+TEST(Cli, FaultFlagsParse) {
+    const auto parsed = parse({"--nodes", "256", "--ppn", "16", "--fault", "node-loss", "--probe-width", "1",
+                               "--quorum", "off", "--witness", "off", "--runtime-confirms-ms", "2.5"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    const auto expanded = expand(*parsed.options);
+    ASSERT_TRUE(expanded.error.empty()) << expanded.error;
+    const sim_config& config = expanded.configs.at(0);
+    EXPECT_EQ(config.fault, fault_kind::node_loss);
+    EXPECT_EQ(config.node_count(), 16u);
+    EXPECT_EQ(config.probe_width, 1u);
+    EXPECT_FALSE(config.quorum);
+    EXPECT_FALSE(config.witness);
+    EXPECT_EQ(config.runtime_confirms_ns, 2'500'000);
+}
+
+TEST(Cli, FaultValuesThatOnlyFailPerConfigurationAreRejected) {
+    const std::vector<bad_case> cases{
+        {{"--nodes", "64", "--ppn", "16", "--fault", "node-loss", "--failures", "4"}, "--failures"},
+        {{"--nodes", "64", "--ppn", "128"}, "--ppn"},
+        {{"--nodes", "64", "--fault", "crash", "--resume-after", "10s"}, "--resume-after"},
+        {{"--nodes", "64", "--fault", "hang", "--resume-after", "1s", "--scenario", "lowlat"}, "--resume-after"},
+        {{"--nodes", "64", "--ppn", "8", "--fault", "partition", "--mtbf", "1y"}, "--fault"},
+    };
+    for (const bad_case& bad : cases) {
+        const auto parsed = parse(bad.args);
+        ASSERT_TRUE(parsed.options) << parsed.error;
+        EXPECT_NE(expand(*parsed.options).error.find(bad.names), std::string::npos) << bad.names;
     }
 }
 

@@ -26,6 +26,14 @@ check_rejects --scenario --nodes 64 --scenario fast
 check_rejects --propagator --nodes 64 --propagator flood
 check_rejects --runs --nodes 64 --runs
 check_rejects --failures --nodes 8 --failures 9
+check_rejects --fault --nodes 64 --fault meteor
+check_rejects --probe-width --nodes 64 --probe-width 9
+check_rejects --quorum --nodes 64 --quorum maybe
+check_rejects --runtime-confirms-ms --nodes 64 --runtime-confirms-ms x
+check_rejects --resume-after --nodes 64 --fault crash --resume-after 10min
+for flag in --fault --resume-after --probe-width --quorum --runtime-confirms-ms --ppn; do
+  "$ftsim" --help | grep -q -- "$flag " || fail "--help does not document $flag"
+done
 
 out=$("$ftsim" --nodes 32,64 --failures 1 --scenario lowlat --propagator hba --runs 2 --seed 12345)
 [ $? -eq 0 ] || fail "clean run exited non-zero"
@@ -38,6 +46,12 @@ err=$("$ftsim" --nodes 32 --failures 0 --scenario lowlat --runs 1 --seed 5 --sta
 status=$?
 [ "$status" -eq 1 ] || fail "a run with a stalled process exited $status, not 1"
 echo "$err" | grep -q "replay: --seed 5 --runs 1" || fail "violation without its seed: $err"
+
+part=$("$ftsim" --nodes 64 --ppn 8 --fault partition --scenario lowlat --runs 1 --seed 3)
+[ $? -eq 0 ] || fail "a partition with the quorum rule exited non-zero"
+echo "$part" | grep -q '"fault":"partition".*"bound_violations":0' || fail "partition output: $part"
+"$ftsim" --nodes 64 --ppn 8 --fault partition --quorum off --scenario lowlat --runs 1 --seed 3 >/dev/null 2>&1
+[ $? -eq 1 ] || fail "a partition without the quorum rule did not exit 1"
 
 swim=$("$ftsim" --swim --nodes 1000 --runs 3 --seed 9)
 echo "$swim" | grep -q '"mode":"swim".*"seed":9' || fail "swim output: $swim"

@@ -1,0 +1,218 @@
+// Property tests of the four faults as libmpi runs them: nodes of several
+// processes, the `node` ring order (or rank, or shuffle), probing and the
+// quorum rule on. For every seed the configuration is drawn, then the run
+// must be accurate and complete, mend the ring, stop every failed process
+// that runs again, and stay within its bound. The tests after it show the
+// checkers firing when a precondition is broken, and pin the figures the
+// bounds predict.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+#include "config.hpp"
+#include "rng.hpp"
+#include "world.hpp"
+
+namespace btl_ft::sim {
+namespace {
+
+sim_config lowlat_nodes(rank_t node_count, rank_t per_node, fault_kind fault, std::uint32_t failures) {
+    sim_config config;
+    config.nodes = node_count * per_node;
+    config.per_node = per_node;
+    config.scenario_name = "lowlat";
+    config.period_ns = ns_per_s / 10;
+    config.timeout_ns = ns_per_s;
+    config.fault = fault;
+    config.failures = failures;
+    return config;
+}
+
+std::string describe(const sim_config& c, std::uint64_t seed) {
+    static constexpr std::array<const char*, 4> faults{"crash", "hang", "node-loss", "partition"};
+    return "seed " + std::to_string(seed) + " fault=" + faults[static_cast<int>(c.fault)] +
+           " n=" + std::to_string(c.nodes) + " ppn=" + std::to_string(c.per_node) + " f=" +
+           std::to_string(c.failures) + " order=" + std::string(name_of(c.order)) + " width=" +
+           std::to_string(c.probe_width) + " resume_ns=" + std::to_string(c.resume_after_ns) +
+           " confirms_ns=" + std::to_string(c.runtime_confirms_ns) + " tau_ns=" + std::to_string(c.tau_ns);
+}
+
+std::string details(const run_result& result) {
+    std::string text;
+    for (const std::string& line : result.details) {
+        text += line + "\n";
+    }
+    return text;
+}
+
+// How many nodes may fail at once without the survivors losing the quorum
+// (lost processes must stay under half: nothing confirms a node loss).
+std::uint32_t nodes_below_half(rank_t node_count) {
+    return std::max<std::uint32_t>(1, (node_count - 1) / 2);
+}
+
+sim_config draw_config(std::uint64_t seed) {
+    rng draws(seed, stream::faults);
+    static constexpr std::array kinds{fault_kind::crash, fault_kind::hang, fault_kind::node_loss,
+                                      fault_kind::partition};
+    const fault_kind fault = kinds[draws.below(kinds.size())];
+    const auto per_node = static_cast<rank_t>(2 + draws.below(15));
+    const auto node_count = static_cast<rank_t>(3 + draws.below(14));
+    sim_config config = lowlat_nodes(node_count, per_node, fault, 1);
+    static constexpr std::array orders{ring_order::node, ring_order::node, ring_order::rank, ring_order::shuffle};
+    config.order = orders[draws.below(orders.size())];
+    config.probe_width = 2 + static_cast<std::uint32_t>(draws.below(7));
+    static constexpr std::array<time_ns, 3> taus{1000, 100'000, 1'000'000};
+    config.tau_ns = taus[draws.below(taus.size())];
+    switch (fault) {
+    case fault_kind::crash:
+    case fault_kind::hang:
+        config.failures = 1 + static_cast<std::uint32_t>(draws.below(max_tolerated_failures(config.nodes)));
+        break;
+    case fault_kind::node_loss:
+        config.failures = 1 + static_cast<std::uint32_t>(draws.below(nodes_below_half(node_count)));
+        break;
+    case fault_kind::partition:
+        config.failures = 1 + static_cast<std::uint32_t>(draws.below(node_count - 1));
+        break;
+    }
+    if (fault == fault_kind::hang && draws.chance(0.5)) {
+        // Long enough for every hang of the schedule to be declared first.
+        config.resume_after_ns = static_cast<time_ns>(
+            stabilization_bound_ns(config.failures, config.nodes, config.timeout_ns, config.confirm_window_ns(),
+                                   config.tau_ns)) + config.timeout_ns;
+    }
+    if ((fault == fault_kind::crash || fault == fault_kind::node_loss) && draws.chance(0.5)) {
+        config.runtime_confirms_ns = static_cast<time_ns>(draws.below(2 * ns_per_s));
+    }
+    return config;
+}
+
+TEST(FaultProperty, RandomSchedulesOfEveryFaultAreAccurateCompleteAndBounded) {
+    std::array<int, 4> runs_of{};
+    int bound_checked = 0, stops_checked = 0;
+    constexpr std::uint64_t seeds = 240;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+        const sim_config config = draw_config(seed);
+        SCOPED_TRACE(describe(config, seed));
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
+        EXPECT_LE(result.bound_ratio, 1.0);
+        EXPECT_GE(result.first_known_ns, std::min(config.timeout_ns - config.period_ns - config.tau_ns,
+                                                  config.runtime_confirms_ns >= 0 ? config.runtime_confirms_ns
+                                                                                  : never));
+        if (config.fault == fault_kind::partition) {
+            EXPECT_EQ(result.expected_stops, result.losing_side);
+            EXPECT_GE(result.losing_side, 1u);
+            EXPECT_LE(2 * result.losing_side, config.nodes);
+        }
+        if (config.resume_after_ns >= 0) {
+            EXPECT_EQ(result.expected_stops, config.failures);
+        }
+        if (result.expected_stops > 0) {
+            EXPECT_GE(result.all_stopped_ns, 0) << "a failed process never stopped";
+            ++stops_checked;
+        }
+        runs_of[static_cast<int>(config.fault)]++;
+        bound_checked += result.bound_checked ? 1 : 0;
+    }
+    for (const int runs : runs_of) {
+        EXPECT_GT(runs, 40);  // every fault drawn often enough to matter
+    }
+    EXPECT_GT(bound_checked, 150);
+    EXPECT_GT(stops_checked, 60);
+}
+
+// A node of 16: with the `node` order its processes have observers on
+// other nodes that find them all at once, in delta plus the witness's half
+// timeout; in rank order they form one row that probing eats 8 at a time,
+// and without probing one at a time. Each figure sits just under its bound.
+TEST(FaultProperty, NodeLossTakesWhatTheBurstBoundPredicts) {
+    struct expected {
+        ring_order order;
+        std::uint32_t width;
+        double steps;  // s of the burst bound
+    };
+    for (const expected& want : {expected{ring_order::node, 8, 0}, expected{ring_order::rank, 8, 2},
+                                 expected{ring_order::rank, 1, 15}}) {
+        sim_config config = lowlat_nodes(16, 16, fault_kind::node_loss, 1);
+        config.order = want.order;
+        config.probe_width = want.width;
+        SCOPED_TRACE(describe(config, 3));
+        const run_result result = simulate(config, 3);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        ASSERT_TRUE(result.bound_checked);
+        // delta + delta/2, then s (2 delta + delta/2); the last word came
+        // up to one period before the loss, so up to eta/2 earlier on average.
+        const double predicted_s = 1.5 + want.steps * 2.5;
+        const double measured_s = static_cast<double>(result.stable_ns) / ns_per_s;
+        EXPECT_LE(measured_s, predicted_s + 0.01);
+        EXPECT_GE(measured_s, predicted_s - 0.6);
+        EXPECT_GT(result.bound_ratio, 0.9);  // the bound is tight, not vacuous
+    }
+}
+
+TEST(FaultProperty, ACutNodeStopsAndTheRestGoesOn) {
+    const sim_config config = lowlat_nodes(16, 8, fault_kind::partition, 1);
+    const run_result result = simulate(config, 11);
+    EXPECT_EQ(result.violations.total(), 0u) << details(result);
+    EXPECT_EQ(result.cut_side, 8u);
+    EXPECT_EQ(result.losing_side, 8u);
+    EXPECT_GE(result.all_stopped_ns, 0);
+    EXPECT_GT(result.totals.quorum_holds, 0u);
+}
+
+// Cut in two halves: the half holding rank 0 goes on, whichever was cut.
+TEST(FaultProperty, AnExactHalfCutLeavesTheSideOfRankZero) {
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        const sim_config config = lowlat_nodes(4, 4, fault_kind::partition, 2);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.losing_side, 8u);
+        EXPECT_GE(result.all_stopped_ns, 0);
+    }
+}
+
+// Without the quorum rule both sides go on: the stop checker must fire.
+TEST(FaultProperty, WithoutTheQuorumRuleTheCutSideGoesOnAndTheCheckerFires) {
+    sim_config config = lowlat_nodes(16, 8, fault_kind::partition, 1);
+    config.quorum = false;
+    const run_result result = simulate(config, 11);
+    EXPECT_EQ(result.violations.stop, 8u);
+    EXPECT_EQ(result.violations.accuracy, 0u) << details(result);
+    EXPECT_LT(result.all_stopped_ns, 0);
+}
+
+TEST(FaultProperty, AResumedHangLearnsItWasDeclaredWithinATimeout) {
+    sim_config config = lowlat_nodes(8, 4, fault_kind::hang, 2);
+    config.resume_after_ns = 3 * config.timeout_ns;
+    const run_result result = simulate(config, 4);
+    EXPECT_EQ(result.violations.total(), 0u) << details(result);
+    EXPECT_EQ(result.expected_stops, 2u);
+    EXPECT_GE(result.all_stopped_ns, config.resume_after_ns);
+    EXPECT_LE(result.all_stopped_ns, config.resume_after_ns + config.timeout_ns);
+    EXPECT_GT(result.totals.witnessed_down, 0u);  // a node-mate saw it stopped
+}
+
+// The runtime reports crashes, so a crash is known at its word; a hang it
+// never reports, and the timeout finds it.
+TEST(FaultProperty, TheRuntimeConfirmsCrashesButNotHangs) {
+    for (const fault_kind fault : {fault_kind::crash, fault_kind::hang}) {
+        sim_config config = lowlat_nodes(8, 4, fault, 1);
+        config.runtime_confirms_ns = 200'000'000;
+        const run_result result = simulate(config, 8);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        if (fault == fault_kind::crash) {
+            EXPECT_GE(result.first_known_ns, config.runtime_confirms_ns);
+            EXPECT_LE(result.first_known_ns, config.runtime_confirms_ns + 1'000'000);
+        } else {
+            EXPECT_GE(result.first_known_ns, config.timeout_ns - config.period_ns);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace btl_ft::sim
