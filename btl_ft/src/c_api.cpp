@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,23 +73,29 @@ private:
     btl_ft_callbacks_t callbacks_;
 };
 
-std::string check_c_fields(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks) {
+std::string check_c_args(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks) {
     if (config == nullptr) return "config is NULL";
     if (callbacks == nullptr) return "callbacks is NULL";
     if (callbacks->put_heartbeat == nullptr) return "callbacks.put_heartbeat is NULL";
     if (callbacks->send == nullptr) return "callbacks.send is NULL";
     if (callbacks->failed == nullptr) return "callbacks.failed is NULL";
     if (callbacks->declared_dead_self == nullptr) return "callbacks.declared_dead_self is NULL";
-    if (config->ring_order < BTL_FT_RING_RANK || config->ring_order > BTL_FT_RING_SHUFFLE) {
-        return "config.ring_order (" + std::to_string(config->ring_order) + ") must be one of " + btl_ft_ring_order_words;
-    }
-    if (config->propagator < BTL_FT_PROPAGATOR_HBA || config->propagator > BTL_FT_PROPAGATOR_CHORD) {
-        return "config.propagator (" + std::to_string(config->propagator) + ") must be one of " + btl_ft_propagator_words;
-    }
-    if (config->flag_handle == nullptr && config->flag_handle_length > 0) {
-        return "config.flag_handle is NULL but config.flag_handle_length is " + std::to_string(config->flag_handle_length);
-    }
     return {};
+}
+
+// The fields only the C ABI has (enum values as ints, a pointer and its length).
+std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& config) {
+    if (config.ring_order < BTL_FT_RING_RANK || config.ring_order > BTL_FT_RING_SHUFFLE) {
+        return btl_ft::config_problem{"ring_order", config.ring_order, std::string("must be one of ") + btl_ft_ring_order_words};
+    }
+    if (config.propagator < BTL_FT_PROPAGATOR_HBA || config.propagator > BTL_FT_PROPAGATOR_CHORD) {
+        return btl_ft::config_problem{"propagator", config.propagator, std::string("must be one of ") + btl_ft_propagator_words};
+    }
+    if (config.flag_handle == nullptr && config.flag_handle_length > 0) {
+        return btl_ft::config_problem{"flag_handle_length", static_cast<long long>(config.flag_handle_length),
+                                      "needs a flag_handle, which is NULL"};
+    }
+    return std::nullopt;
 }
 
 btl_ft::detector_config core_config(const btl_ft_config_t& config) {
@@ -115,6 +122,11 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
                                                                               config.node_of_rank + config.size);
     }
     return out;
+}
+
+std::optional<btl_ft::config_problem> first_problem(const btl_ft_config_t& config, const btl_ft::detector_config& core) {
+    if (auto problem = c_field_problem(config)) return problem;
+    return btl_ft::find_config_problem(core);
 }
 
 void write_error(char* error, std::size_t error_length, const char* what, const char* text) noexcept {
@@ -170,12 +182,13 @@ const char btl_ft_propagator_words[] = "hba|bmg|chord";
 int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks, btl_ft_detector_t** out,
                   char* error, size_t error_length) {
     try {
-        std::string problem = out == nullptr ? "out is NULL" : check_c_fields(config, callbacks);
+        std::string problem = out == nullptr ? "out is NULL" : check_c_args(config, callbacks);
         btl_ft::detector_config core;
         if (problem.empty()) {
             core = core_config(*config);
-            problem = btl_ft::config_error(core);
-            if (!problem.empty()) problem = "config." + problem;
+            if (const auto found = first_problem(*config, core)) {
+                problem = "config." + std::string(found->field) + " (" + std::to_string(found->value) + ") " + found->rule;
+            }
         }
         if (!problem.empty()) {
             write_error(error, error_length, "invalid detector configuration", problem.c_str());
@@ -268,5 +281,28 @@ static int parse_word(const char* word, int* out, bool ring) {
 
 int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, true); }
 int btl_ft_parse_propagator(const char* word, int* out) { return parse_word(word, out, false); }
+
+const char* btl_ft_ring_order_name(int ring_order) {
+    if (ring_order < BTL_FT_RING_RANK || ring_order > BTL_FT_RING_SHUFFLE) return nullptr;
+    return btl_ft::name_of(static_cast<btl_ft::ring_order>(ring_order)).data();
+}
+
+const char* btl_ft_propagator_name(int propagator) {
+    if (propagator < BTL_FT_PROPAGATOR_HBA || propagator > BTL_FT_PROPAGATOR_CHORD) return nullptr;
+    return btl_ft::name_of(static_cast<btl_ft::propagator_kind>(propagator)).data();
+}
+
+const char* btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule_length) {
+    if (config == nullptr) return "config";
+    try {
+        const auto problem = first_problem(*config, core_config(*config));
+        if (!problem) return nullptr;
+        if (rule != nullptr && rule_length > 0) std::snprintf(rule, rule_length, "%s", problem->rule.c_str());
+        return problem->field;
+    } catch (...) {
+        if (rule != nullptr && rule_length > 0) std::snprintf(rule, rule_length, "%s", current_exception_text());
+        return "(checking the configuration failed)";
+    }
+}
 
 }  // extern "C"

@@ -35,19 +35,19 @@ private:
     detector::state& s_;
 };
 
-std::string too(const char* field, long long value, const std::string& rule) {
-    return std::string(field) + " (" + std::to_string(value) + ") " + rule;
+config_problem too(const char* field, long long value, std::string rule) {
+    return {field, value, std::move(rule)};
 }
 
 }  // namespace
 
-std::string config_error(const detector_config& config) {
+std::optional<config_problem> find_config_problem(const detector_config& config) {
     if (config.size == 0) return too("size", 0, "must be at least 1");
     if (config.size == no_rank) return too("size", config.size, "must be below 2^32-1");
     if (config.self >= config.size) return too("self", config.self, "must be below size");
     if (config.period_ns <= 0) return too("period_ns", config.period_ns, "must be positive");
-    if (config.timeout_ns <= config.period_ns) return too("timeout_ns", config.timeout_ns, "must be greater than period_ns");
-    if (config.timeout_ns > max_interval_ns) return too("timeout_ns", config.timeout_ns, "must be at most 2^52 ns");
+    if (config.timeout_ns <= config.period_ns) return too("timeout_ns", config.timeout_ns, "must be larger than the period");
+    if (config.timeout_ns > max_interval_ns) return too("timeout_ns", config.timeout_ns, "must be at most 2^52 ns (about 52 days)");
     if (config.startup_grace_ns < 0 || config.startup_grace_ns > max_interval_ns) {
         return too("startup_grace_ns", config.startup_grace_ns, "must be in [0, 2^52] ns");
     }
@@ -77,7 +77,13 @@ std::string config_error(const detector_config& config) {
         return too("answer_within_ns", config.answer_within_ns, "must be in [0, timeout_ns]");
     }
     if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
-    return {};
+    return std::nullopt;
+}
+
+std::string config_error(const detector_config& config) {
+    const auto problem = find_config_problem(config);
+    if (!problem) return {};
+    return std::string(problem->field) + " (" + std::to_string(problem->value) + ") " + problem->rule;
 }
 
 detector::state::state(const detector_config& given, std::shared_ptr<const ring> shared_ring, transport& transport_to,
@@ -122,9 +128,7 @@ void detector::start(time_ns now) {
     if (s.stopped || s.alone()) {
         return;
     }
-    // The first heartbeat of a link needs an extra message delay, as after
-    // mending (2 * timeout), plus the launch skew between processes.
-    s.emitter_deadline = now + s.config.startup_grace_ns + 2 * s.config.timeout_ns;
+    s.emitter_deadline = now + s.config.first_deadline_after();
     // An observer with a flag handle (an RDMA key) registers it with its
     // first emitter exactly as after mending, or the emitter could only
     // ever send its heartbeats as messages.

@@ -61,7 +61,7 @@ fake_net::fake_net(net_options options) : random_(options.seed), options_(std::m
         config.self = rank;
         config.period_ns = options_.period_ns;
         config.timeout_ns = options_.timeout_ns;
-        config.startup_grace_ns = options_.startup_grace_ns;
+        config.startup_grace_ns = options_.startup_grace_ns + 2 * options_.timeout_ns;
         config.propagator = options_.propagator;
         config.max_message_bytes = options_.max_message_bytes;
         config.probe_width = options_.probe_width;

@@ -31,7 +31,7 @@ struct net_options {
     rank_t size = 8;
     time_ns period_ns = 10 * ms;
     time_ns timeout_ns = 50 * ms;
-    time_ns startup_grace_ns = 10 * ms;
+    time_ns startup_grace_ns = 10 * ms;  // launch skew, on top of the 2 timeouts of a new link
     propagator_kind propagator = propagator_kind::hba;
     ring_order order = ring_order::rank;
     std::vector<std::uint32_t> node_of_rank;  // empty: one node

@@ -67,7 +67,7 @@ inline detector_config config_for(rank_t size, rank_t self, propagator_kind kind
     config.self = self;
     config.period_ns = 10'000'000;
     config.timeout_ns = 50'000'000;
-    config.startup_grace_ns = 20'000'000;
+    config.startup_grace_ns = 120'000'000;  // 20 ms of launch skew on top of 2 timeouts
     config.propagator = kind;
     return config;
 }

@@ -47,6 +47,12 @@ btl_ft_callbacks_t callbacks_for(mailbox& box) {
     return callbacks;
 }
 
+uint64_t confirmations_of(const btl_ft_detector_t* detector) {
+    btl_ft_stats_t stats{};
+    btl_ft_get_stats(detector, &stats);
+    return stats.confirmations;
+}
+
 btl_ft_config_t valid_config(uint32_t size, uint32_t self) {
     btl_ft_config_t config{};
     config.size = size;
@@ -81,7 +87,7 @@ TEST(CApi, ErrorsNameTheField) {
     expect_rejected(config, "config.period_ns");
     config = valid_config(4, 1);
     config.timeout_ns = config.period_ns;
-    expect_rejected(config, "config.timeout_ns (10000000) must be greater than period_ns");
+    expect_rejected(config, "config.timeout_ns (10000000) must be larger than the period");
     config = valid_config(4, 1);
     config.startup_grace_ns = -1;
     expect_rejected(config, "config.startup_grace_ns");
@@ -98,7 +104,7 @@ TEST(CApi, ErrorsNameTheField) {
     expect_rejected(config, "config.flag_handle_length (65) must be at most 64");
     config.flag_handle = nullptr;
     config.flag_handle_length = 8;
-    expect_rejected(config, "config.flag_handle is NULL");
+    expect_rejected(config, "config.flag_handle_length (8) needs a flag_handle, which is NULL");
     config = valid_config(4, 1);
     config.max_message_bytes = 100;
     expect_rejected(config, "config.max_message_bytes (100)");
@@ -137,6 +143,65 @@ TEST(CApi, ParsesWords) {
     EXPECT_EQ(btl_ft_parse_propagator(nullptr, &value), -1);
     EXPECT_STREQ(btl_ft_ring_order_words, "rank|node|shuffle");
     EXPECT_STREQ(btl_ft_propagator_words, "hba|bmg|chord");
+}
+
+TEST(CApi, NamesWordsBack) {
+    for (int order : {BTL_FT_RING_RANK, BTL_FT_RING_NODE, BTL_FT_RING_SHUFFLE}) {
+        int parsed = -1;
+        ASSERT_NE(btl_ft_ring_order_name(order), nullptr);
+        EXPECT_EQ(btl_ft_parse_ring_order(btl_ft_ring_order_name(order), &parsed), 0);
+        EXPECT_EQ(parsed, order);
+    }
+    EXPECT_STREQ(btl_ft_propagator_name(BTL_FT_DEFAULT_PROPAGATOR), "hba");
+    EXPECT_STREQ(btl_ft_ring_order_name(BTL_FT_DEFAULT_RING_ORDER), "node");
+    EXPECT_EQ(btl_ft_ring_order_name(3), nullptr);
+    EXPECT_EQ(btl_ft_propagator_name(-1), nullptr);
+}
+
+// What the shim reports under the MCA variable's name: the member and the
+// rule, the same verdict btl_ft_create() reaches.
+TEST(CApi, ConfigProblemNamesTheMemberAndTheRule) {
+    char rule[128] = "untouched";
+    auto config = valid_config(4, 1);
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), nullptr);
+    config.timeout_ns = config.period_ns;
+    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "timeout_ns");
+    EXPECT_STREQ(rule, "must be larger than the period");
+    config = valid_config(4, 1);
+    config.period_ns = -5;
+    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "period_ns");
+    EXPECT_STREQ(rule, "must be positive");
+    config = valid_config(4, 1);
+    config.probe_width = 9;
+    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "probe_width");
+    EXPECT_STREQ(rule, "must be in [1, 8]");
+    config = valid_config(4, 1);
+    config.ring_order = 7;
+    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "ring_order");
+    EXPECT_STREQ(btl_ft_config_problem(nullptr, rule, sizeof rule), "config");
+}
+
+// The whole startup grace is one field: 0 leaves the 2 timeouts of a new link.
+TEST(CApi, TheFirstHeartbeatIsDueAfterTheStartupGrace) {
+    for (int64_t grace : {int64_t{0}, int64_t{300'000'000}}) {
+        mailbox box;
+        const auto callbacks = callbacks_for(box);
+        auto config = valid_config(2, 0);
+        config.startup_grace_ns = grace;
+        btl_ft_detector_t* detector = nullptr;
+        char error[128];
+        ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
+        ASSERT_EQ(btl_ft_start(detector, 1000), 0);
+        const int64_t due = 1000 + (grace > 0 ? grace : 2 * config.timeout_ns);
+        // the silent emitter is first probed (a confirmation) only after `due`
+        for (int64_t now = 1000; now < due; now += config.period_ns) {
+            btl_ft_tick(detector, now);
+        }
+        EXPECT_EQ(confirmations_of(detector), 0u) << grace;
+        btl_ft_tick(detector, due + 1);
+        EXPECT_EQ(confirmations_of(detector), 1u) << grace;
+        btl_ft_destroy(detector);
+    }
 }
 
 TEST(CApi, HeaderCompilesAsC) { EXPECT_EQ(btl_ft_c_header_check(), 0); }

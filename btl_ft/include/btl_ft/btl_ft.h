@@ -28,6 +28,16 @@ typedef struct btl_ft_detector btl_ft_detector_t;
 enum btl_ft_ring_order { BTL_FT_RING_RANK = 0, BTL_FT_RING_NODE = 1, BTL_FT_RING_SHUFFLE = 2 };
 enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, BTL_FT_PROPAGATOR_CHORD = 2 };
 
+/* What a job runs unless told otherwise: the MCA variables' defaults in
+ * libmpi and ftsim's, from this one home. */
+#define BTL_FT_DEFAULT_PERIOD_NS 100000000LL    /* eta 0.1 s */
+#define BTL_FT_DEFAULT_TIMEOUT_NS 1000000000LL  /* delta 1 s */
+#define BTL_FT_DEFAULT_RING_ORDER BTL_FT_RING_NODE
+#define BTL_FT_DEFAULT_PROPAGATOR BTL_FT_PROPAGATOR_HBA
+#define BTL_FT_DEFAULT_PROBE_WIDTH BTL_FT_PROBE_WIDTH_MAX
+#define BTL_FT_DEFAULT_QUORUM 1
+#define BTL_FT_DEFAULT_WITNESS 1
+
 typedef struct btl_ft_callbacks {
     void *context;
     /* one-sided write of `word` into the observer's heartbeat flag (or an AM fallback) */
@@ -75,7 +85,8 @@ typedef struct btl_ft_config {
     uint32_t self;
     int64_t period_ns;
     int64_t timeout_ns;
-    int64_t startup_grace_ns;
+    int64_t startup_grace_ns;       /* the first heartbeat is due this long after
+                                       btl_ft_start(); 0 = 2 * timeout_ns */
     int ring_order;                 /* enum btl_ft_ring_order */
     int propagator;                 /* enum btl_ft_propagator */
     uint64_t seed;
@@ -133,6 +144,12 @@ typedef struct btl_ft_stats {
 int btl_ft_create(const btl_ft_config_t *config, const btl_ft_callbacks_t *callbacks,
                   btl_ft_detector_t **out, char *error, size_t error_length);
 void btl_ft_destroy(btl_ft_detector_t *detector);
+/* The member of `config` that btl_ft_create() would reject first, by name
+ * ("timeout_ns"), with what it accepts written into `rule` (of rule_length
+ * bytes, in words without units of this API: "must be positive"); NULL when
+ * the configuration is usable. For a caller that reports the problem under
+ * its own names, as the shim does with the MCA variable behind a member. */
+const char *btl_ft_config_problem(const btl_ft_config_t *config, char *rule, size_t rule_length);
 
 /* The calls below return 0, or BTL_FT_BROKEN. */
 int btl_ft_start(btl_ft_detector_t *detector, int64_t now_ns);
@@ -162,6 +179,9 @@ int btl_ft_parse_ring_order(const char *word, int *out);
 int btl_ft_parse_propagator(const char *word, int *out);
 extern const char btl_ft_ring_order_words[];   /* "rank|node|shuffle" */
 extern const char btl_ft_propagator_words[];   /* "hba|bmg|chord" */
+/* The word of an enum value (the inverse of the parsers); NULL if unknown. */
+const char *btl_ft_ring_order_name(int ring_order);
+const char *btl_ft_propagator_name(int propagator);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -78,10 +79,12 @@ struct detector_config {
     rank_t self = 0;
     time_ns period_ns = 0;         // eta: heartbeat period
     time_ns timeout_ns = 0;        // delta: suspicion timeout, > period_ns
-    // Extra allowance for the first heartbeat after start(): the first
-    // deadline is start + startup_grace_ns + 2 * timeout_ns (a new link, as
-    // after mending, plus the launch skew between processes).
+    // How long after start() the first heartbeat may take: the first
+    // deadline is start + startup_grace_ns. 0: 2 * timeout_ns, what a new
+    // link gets after mending; a host whose processes start at different
+    // times (the MPI shim: the skew of leaving MPI_Init) adds that skew.
     time_ns startup_grace_ns = 0;
+    time_ns first_deadline_after() const { return startup_grace_ns > 0 ? startup_grace_ns : 2 * timeout_ns; }
     propagator_kind propagator = propagator_kind::hba;
     std::size_t max_message_bytes = BTL_FT_MESSAGE_MAX_BYTES;  // encoded notices stay below this
     std::span<const std::byte> flag_handle;  // this process's flag handle, sent in NEWOBSERVER (<= 64 bytes; copied)
@@ -178,8 +181,17 @@ constexpr std::uint64_t heartbeat_word(rank_t emitter, std::uint32_t sequence) {
 constexpr rank_t heartbeat_emitter(std::uint64_t word) { return static_cast<rank_t>(word >> 32); }
 constexpr std::uint32_t heartbeat_sequence(std::uint64_t word) { return static_cast<std::uint32_t>(word); }
 
-// Empty when `config` is usable; otherwise one line naming the first bad
-// field, its value and what is accepted. The detector asserts on it.
+// The first field of a configuration that the detector cannot use: its
+// name (as in detector_config and btl_ft_config_t), its value, and what it
+// accepts in words a user of any host can read ("must be positive").
+struct config_problem {
+    const char* field;
+    long long value;
+    std::string rule;
+};
+std::optional<config_problem> find_config_problem(const detector_config& config);
+// Empty when `config` is usable; otherwise that problem on one line. The
+// detector asserts on it.
 std::string config_error(const detector_config& config);
 
 // Intervals above this are rejected, so deadline arithmetic cannot overflow.
