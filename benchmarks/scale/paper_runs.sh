@@ -5,6 +5,9 @@
 # notice messages per process per notice for each overlay, one-port,
 # exponential failures, and SWIM probing (Figures 6 and 7). One JSON line per
 # configuration, all from seed 1, into benchmarks/results/ftsim_paper.jsonl.
+# Everything else is libmpi's defaults (ring order node, probing width 8,
+# quorum, witnesses: btl_ft.h), one process per node as in seed 002; each
+# line carries the flags. Then seed 003's Fig. 4 (fig4_runs.sh).
 # About 10 minutes on one core; sizes above 2^16 are left to run_scale.py.
 set -euo pipefail
 ftsim=${FTSIM:-build/core/sim/ftsim}
@@ -28,3 +31,4 @@ run --nodes 2^10,2^12,2^14,2^16 --failures 1 --scenario lowlat --one-port --runs
 run --nodes 2^14,2^16 --failures 20 --mtbf 1y --scenario lownoise --runs 5
 run --swim --nodes 20000,100000 --runs 10000
 echo "wrote $(wc -l < "$out") configurations to $out"
+FTSIM=$ftsim "$(dirname "$0")/fig4_runs.sh" "$(dirname "$out")/ftsim_fig4.jsonl"

@@ -226,7 +226,8 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
         {"--failure-placement", [](cli_options& o, std::string_view v) -> std::string {
              if (v == "random") o.base.where = placement::random;
              else if (v == "consecutive") o.base.where = placement::consecutive;
-             else return "--failure-placement: '" + std::string(v) + "' is not one of random, consecutive";
+             else if (v == "consecutive-ranks") o.base.where = placement::consecutive_ranks;
+             else return "--failure-placement: '" + std::string(v) + "' is not one of random, consecutive, consecutive-ranks";
              return {};
          }},
         {"--tau", duration_flag("--tau", [](cli_options& o, time_ns v) { o.base.tau_ns = v; }, false)},

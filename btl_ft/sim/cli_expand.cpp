@@ -19,7 +19,7 @@ std::string check_fault(const sim_config& out, const std::string& failures) {
     if (out.strikes_nodes() && out.law == failure_law::forced && out.failures >= out.node_count()) {
         return "--failures: " + failures + " nodes leave no other node among " + std::to_string(out.node_count());
     }
-    if (out.strikes_nodes() && (out.law == failure_law::exponential || out.where == placement::consecutive)) {
+    if (out.strikes_nodes() && (out.law == failure_law::exponential || out.where != placement::random)) {
         return "--fault: node-loss and partition strike random nodes at forced times (no --mtbf, no consecutive "
                "--failure-placement)";
     }
@@ -151,7 +151,8 @@ Failures:
                           was declared failed, within delta
   --runtime-confirms-ms X the runtime reports a crash (crash, node-loss; not a hang or a cut) to
                           the processes of other nodes X ms after it (default: never)
-  --failure-placement P   random (default) or consecutive (victim, then its ring predecessors)
+  --failure-placement P   random (default), consecutive (victim, then its ring predecessors) or
+                          consecutive-ranks (victim, then the ranks below it: seed 003's sequential failures)
   --window D              spread forced failures uniformly over D after the first (default 0: at once)
   --mtbf D                exponential failures, lambda = alive/D (per-process MTBF, e.g. 1y);
                           the first strikes at the end of warm-up, injection stops once stable

@@ -32,6 +32,7 @@ enum class failure_law : std::uint8_t {
 enum class placement : std::uint8_t {
     random,       // distinct victims drawn uniformly
     consecutive,  // a victim, then its ring predecessors: Lemma 1's worst case
+    consecutive_ranks,  // a victim, then the ranks below it: neighbours in rank order only (seed 003, Fig. 4)
 };
 
 // What a failure does to its victims. The victims of crash and hang are

@@ -41,6 +41,13 @@ void failure_injector::plan_forced(const ring& ring) {
         }
         return;
     }
+    if (config_.where == placement::consecutive_ranks) {
+        for (std::uint32_t i = 1; i < count; ++i) {
+            const rank_t previous = forced_victims_.back();
+            forced_victims_.push_back(previous == 0 ? config_.nodes - 1 : previous - 1);
+        }
+        return;
+    }
     std::unordered_set<rank_t> chosen{first};
     while (forced_victims_.size() < count) {
         const auto candidate = static_cast<rank_t>(rng_.below(config_.nodes));

@@ -14,6 +14,15 @@ namespace {
 constexpr std::size_t max_seeds_listed = 16;
 constexpr double s_per_ns = 1e-9;
 
+std::string_view placement_name(placement where) {
+    switch (where) {
+        case placement::random: return "random";
+        case placement::consecutive: return "consecutive";
+        case placement::consecutive_ranks: return "consecutive-ranks";
+    }
+    return "?";
+}
+
 std::string_view fault_name(fault_kind fault) {
     switch (fault) {
         case fault_kind::crash: return "crash";
@@ -55,6 +64,10 @@ void summary::add(const run_result& result) {
     if (result.failures > 0) {
         notice_per_fault_pp_.add(static_cast<double>(result.totals.notice_messages_sent) /
                                  (n * static_cast<double>(result.failures)));
+        // A cut side that has not stopped yet broadcasts into the cut:
+        // what the survivors send is the cost the job pays.
+        survivor_notice_per_fault_pp_.add(static_cast<double>(result.survivor_notice_messages) /
+                                          (n * static_cast<double>(result.failures)));
     }
     if (result.failures > 0 && result.stable_ns < 0) ++not_stabilized_runs_;
     failures_.add(result.failures);
@@ -103,7 +116,7 @@ std::string summary::json() const {
     }
     out.add("failures", config_.failures)
         .add("failure_law", config_.law == failure_law::forced ? "forced" : "exponential")
-        .add("placement", config_.where == placement::random ? "random" : "consecutive")
+        .add("placement", placement_name(config_.where))
         .add("window_s", static_cast<double>(config_.window_ns) * s_per_ns);
     if (config_.law == failure_law::exponential) out.add("mtbf_s", config_.mtbf_s);
     out.add("scenario", config_.scenario_name).add("eta_s", eta_s).add("delta_s", delta_s);
@@ -136,8 +149,10 @@ std::string summary::json() const {
     }
     if (notice_per_fault_pp_.count > 0) {
         out.add("notice_messages_per_process_per_fault", notice_per_fault_pp_.mean());
+        out.add("survivor_notice_messages_per_process_per_fault", survivor_notice_per_fault_pp_.mean());
     } else {
         out.add_null("notice_messages_per_process_per_fault");
+        out.add_null("survivor_notice_messages_per_process_per_fault");
     }
     json_object bound;
     bound.add("checked_runs", bound_checked_runs_).add("max_ratio", bound_ratio_.max).add("violations", violations_.bound);

@@ -36,7 +36,7 @@ private:
     std::uint64_t seed_;
     std::uint32_t runs_;
     sample first_known_s_, all_known_s_, stable_s_, all_stopped_s_;
-    sample victims_, expected_stops_, notice_per_fault_pp_;
+    sample victims_, expected_stops_, notice_per_fault_pp_, survivor_notice_per_fault_pp_;
     sample failures_, failures_during_;
     sample heartbeats_pp_, notices_pp_, new_observer_pp_, messages_pp_, notice_per_notice_pp_;
     sample notices_started_, suspicions_;

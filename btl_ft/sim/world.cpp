@@ -335,8 +335,11 @@ run_result world::collect() {
         }
     }
     result.bound_ratio = oracle_.max_bound_ratio();
-    for (const detector& one : detectors_) {
-        add_counters(result.totals, one.stats());
+    for (rank_t process = 0; process < config_.nodes; ++process) {
+        add_counters(result.totals, detectors_[process].stats());
+        if (oracle_.alive(process)) {
+            result.survivor_notice_messages += detectors_[process].stats().notice_messages_sent;
+        }
     }
     result.network = network_.stats();
     result.events = events_;

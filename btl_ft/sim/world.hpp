@@ -55,6 +55,7 @@ struct run_result {
     violation_counts violations;
     std::vector<std::string> details;
     detector_stats totals;        // summed over every process
+    std::uint64_t survivor_notice_messages = 0;  // notice messages sent by processes alive in the truth
     network_stats network;
     std::uint64_t events = 0;
     std::uint64_t peak_queue = 0;
