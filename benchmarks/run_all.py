@@ -40,7 +40,7 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
-TRANSPORT_INDEPENDENT = ("scale", "propagate", "node")
+TRANSPORT_INDEPENDENT = ("scale", "sim_faults", "fig4", "propagate", "node")
 
 
 def stages(quick):
@@ -53,8 +53,20 @@ def stages(quick):
              "--max-exp", str(max_exp)]
     if ftsim:
         scale += ["--ftsim", str(ftsim)]
+    # node loss and cuts with 64 processes per node: 2^14 takes ~30 s, 2^17
+    # ~7 min; 2^20 (over an hour on 2 cores) only by hand: run_faults.py --only
+    faults = [sys.executable, str(HERE / "scale/run_faults.py"), "--out",
+              str(common.RESULTS / "scale_faults.jsonl"),
+              "--only", "crash-2^14,node-loss-2^14,partition-2^14"
+              + ("" if quick else ",crash-2^17,node-loss-2^17")]
+    fig4 = ["bash", str(HERE / "scale/fig4_runs.sh"), str(common.RESULTS / "ftsim_fig4.jsonl")]
+    if ftsim:
+        faults += ["--ftsim", str(ftsim)]
+        fig4 = ["env", f"FTSIM={ftsim}"] + fig4
     all_stages = [
         ("scale", scale),
+        ("sim_faults", faults),
+        ("fig4", fig4),
         ("propagate", [sys.executable, str(HERE / "propagate/run_propagate.py")] + flag),
         ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
         ("node", [sys.executable, str(HERE / "node/run_node.py")] + flag),

@@ -20,7 +20,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import run_scale  # noqa: E402  (run_one: wall time and peak memory of one run)
+import run_scale  # noqa: E402  (run_one, record_run)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMMON = ["--ppn", "64", "--scenario", "lowlat", "--runs", "1"]
@@ -79,12 +79,7 @@ def main(argv):
         status, stdout, stderr, wall_s, rss, rss_source = run_scale.run_one(ftsim, args)
         lines = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
         record = summary(name, args, lines[0] if lines else None, status, wall_s, rss, rss_source)
-        if status != 0:
-            record["stderr"] = stderr[-2000:]
-            worst = max(worst, status)
-        with out_path.open("a") as sink:
-            sink.write(json.dumps(record) + "\n")
-        print(f"{name}: exit {status}, {wall_s:.1f} s, {rss / 1024:.0f} MiB", flush=True)
+        worst = max(worst, run_scale.record_run(out_path, record, stderr, name))
     return worst
 
 

@@ -67,6 +67,19 @@ def run_one(ftsim, args):
                 source)
 
 
+def record_run(out_path, record, stderr, label):
+    """Appends `record` (its exit_status, wall_s, max_rss_kib set) to the JSON
+    lines file, with the end of stderr when the run failed; prints one line.
+    Returns the exit status."""
+    status = record["exit_status"]
+    if status != 0:
+        record["stderr"] = stderr[-2000:]
+    with out_path.open("a") as sink:
+        sink.write(json.dumps(record) + "\n")
+    print(f"{label}: exit {status}, {record['wall_s']:.1f} s, {record['max_rss_kib'] / 1024:.0f} MiB", flush=True)
+    return status
+
+
 def main(argv):
     options = parse_args(argv)
     ftsim = str(pathlib.Path(options.ftsim).resolve())
@@ -90,12 +103,7 @@ def main(argv):
                 "max_rss_source": rss_source,
                 "ftsim": lines[0] if lines else None,
             }
-            if status != 0:
-                record["stderr"] = stderr[-2000:]
-                worst = max(worst, status)
-            with out_path.open("a") as sink:
-                sink.write(json.dumps(record) + "\n")
-            print(f"2^{exponent} {scenario}: exit {status}, {wall_s:.1f} s, {rss / 1024:.0f} MiB", flush=True)
+            worst = max(worst, record_run(out_path, record, stderr, f"2^{exponent} {scenario}"))
     return worst
 
 

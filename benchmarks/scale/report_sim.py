@@ -1,0 +1,61 @@
+"""The simulator's sections of RESULTS.md (report.py calls them with its own
+table() and fmt()): the faults at scale (run_faults.py, scale_faults.jsonl)
+and seed 003's Fig. 4 (fig4_runs.sh, ftsim_fig4.jsonl). Kept apart so
+report.py stays a list of sections; every number comes from the results files.
+"""
+import common
+
+
+def _size(record):
+    return (record.get("ftsim") or {}).get("nodes", 0)
+
+
+def faults_section(table, fmt):
+    rows = common.read_jsonl("scale_faults")
+    if not rows:
+        return "No results (benchmarks/scale/run_faults.py)."
+    latest = {}
+    for record in rows:  # a case re-run replaces its earlier line
+        latest[record["case"]] = record
+    out = []
+    for record in sorted(latest.values(), key=lambda r: (_size(r), r["case"])):
+        line = record.get("ftsim") or {}
+        out.append([record["case"], record["exit_status"], f"{record['wall_s']:.1f}",
+                    f"{record['max_rss_kib'] / 1024:.0f}", fmt(record["all_known_s"], 2),
+                    fmt(record.get("all_stopped_s"), 2),
+                    fmt(record["notice_messages_per_process_per_fault"], 1),
+                    fmt(line.get("survivor_notice_messages_per_process_per_fault"), 1),
+                    record["bound_violations"] if record["bound_violations"] is not None else "–",
+                    (line.get("bound") or {}).get("max_ratio", "–")])
+    return (table(["case", "exit", "wall s", "peak MiB", "all know s", "cut side stopped s",
+                   "notices / process", "… sent by survivors", "bound violations", "time / bound"], out)
+            + "\n\n64 processes per node, η 0.1 s, δ 1 s, τ 1 µs, libmpi's defaults (ring order node, "
+              "probing width 8, quorum, witnesses); one run each, seed 1. Notices per process per fault: "
+              "a node loss is one fault of 64 processes. The bound is T_burst of the README "
+              "(\"The simulator\").")
+
+
+def fig4_section(table, fmt):
+    rows = common.read_jsonl("ftsim_fig4")
+    if not rows:
+        return "No results (benchmarks/scale/fig4_runs.sh)."
+    by_key = {(r["ring_order"], r["placement"], r["propagator"], r["failures"]): r for r in rows}
+    failures = sorted({r["failures"] for r in rows})
+    left = []
+    for propagator in ("hba", "bmg", "chord"):
+        cells = [by_key.get(("shuffle", "random", propagator, f)) for f in failures]
+        left.append([propagator] + [f"{fmt(c['all_known_s']['mean'], 2)} s, {c['messages_per_process']['notice']:.1f}"
+                                    if c else "–" for c in cells])
+    right = []
+    for order in ("rank", "shuffle", "node"):
+        for placement in ("consecutive-ranks", "random"):
+            cells = [by_key.get((order, placement, "hba", f)) for f in failures]
+            right.append([order, placement] + [fmt(c["all_known_s"]["mean"], 2) if c else "–" for c in cells])
+    header = [f"f = {f}" for f in failures]
+    violating = sum(r["violations"]["violating_runs"] for r in rows)
+    return ("Overlays (shuffled ring, random failures): time until all know, notice messages per process\n\n"
+            + table(["overlay"] + header, left)
+            + "\n\nRing order against failures on consecutive ranks (hba): time until all know, s\n\n"
+            + table(["ring order", "failures on"] + header, right)
+            + f"\n\n48 processes on 3 nodes of 16, η 0.1 s, δ 10 η, 30 runs each (seed 1), "
+              f"libmpi's defaults otherwise; {violating} violating runs.")
