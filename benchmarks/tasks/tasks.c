@@ -392,7 +392,7 @@ static void report(const struct ctx *c, int64_t end_ns)
     MPI_Group_free(&failed);
     printf("{\"correct\":%s,\"total\":\"%llu\",\"expected\":\"%llu\",\"tasks\":%d,\"tasks_done\":%d,"
            "\"tasks_lost\":%d,\"tasks_redone\":%d,\"time_s\":%.3f,\"np\":%d,\"survivors\":%d,"
-           "\"recoveries\":%d,\"unrecovered_failures\":%d,\"iters_per_ms\":%.1f,",
+           "\"recoveries\":%d,\"unrecovered_failures\":%d,\"iters_per_ms\":%.17g,",
            total == expected && done == s->tasks ? "true" : "false", (unsigned long long)total,
            (unsigned long long)expected, s->tasks, done, s->tasks - done, redone,
            (double)(end_ns - c->start_ns) / 1e9, c->world_size, c->size, c->recoveries,

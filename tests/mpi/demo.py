@@ -1,9 +1,12 @@
 """`make demo`: a ULFM program on 8 ranks, one crash and one hang injected,
-with what every survivor saw and how long it took."""
+with what every survivor saw and how long it took; last, a bag of tasks
+that loses a worker and its coordinator and still gets the right answer
+(demo_tasks.py)."""
 import statistics
 import sys
 from pathlib import Path
 
+import demo_tasks
 import harness
 
 NP = 8
@@ -52,6 +55,7 @@ def main():
         run = harness.run(cmd, deadline_s=DEADLINE_S + 20, program_name=str(exe))
         Path(inject).unlink(missing_ok=True)
         ok &= describe(kind, run)
+    ok &= demo_tasks.main()
     return 0 if ok else 1
 
 
