@@ -102,6 +102,22 @@ static void inject_check(int64_t start_ns, int64_t task_began_ns, bool is_long, 
         inject_now();
 }
 
+/* DIR/start: when the work began, for an injector outside (a lost node)
+ * to aim at the same times as the victims here. */
+static void inject_mark_start(const char *dir, int64_t start_ns)
+{
+    char path[512];
+    if (!dir) return;
+    snprintf(path, sizeof path, "%s/start.tmp", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    fprintf(f, "%lld\n", (long long)start_ns);
+    fclose(f);
+    char final[512];
+    snprintf(final, sizeof final, "%s/start", dir);
+    rename(path, final);   /* the reader never sees half a line */
+}
+
 /* When RANK failed, from DIR/RANK; 0 when unknown. */
 static int64_t inject_time_of(const char *dir, int rank)
 {

@@ -419,6 +419,7 @@ int main(int argc, char **argv)
     c.failed = calloc((size_t)c.world_size, sizeof *c.failed);
     setup(&c);
     inject_start(c.start_ns);
+    if (c.world_rank == 0) inject_mark_start(c.o.inject_dir, c.start_ns);
 
     for (;;) {
         int rc = c.rank == 0 ? coordinate(&c) : work(&c);
