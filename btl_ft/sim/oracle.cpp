@@ -230,13 +230,14 @@ void oracle::sweep_ring() {
 bool oracle::bound_applicable(const unstable_period& period) const {
     // Both bounds need every delay at most tau, and (for B(n)) eta >= 3 tau
     // so notices fit between heartbeats. Theorem 1 holds for f <=
-    // floor(log2 n) - 1; the burst bound for victims struck at one instant
-    // whose rows each fit the notice overlay's tolerance.
+    // floor(log2 n) - 1; the burst bound for victims struck at one instant,
+    // in a run with no other failure, whose rows are mended in parallel
+    // (so not one-port, where their broadcasts would queue at the ports).
     if (config_.faults.any() || config_.period_ns < 3 * config_.tau_ns) {
         return false;
     }
     if (config_.strikes_nodes()) {
-        return period.burst() && periods_.size() == 1;
+        return period.burst() && periods_.size() == 1 && !config_.one_port;
     }
     return period.failures <= max_tolerated_failures(period.alive_at_start);
 }
