@@ -21,7 +21,11 @@
  * The coordinator that finishes prints one JSON line: correct, tasks_done,
  * tasks_lost, tasks_redone (delegated more than once), time_s, and for
  * each failed rank the recovery time: from its failure (the time it wrote
- * to --inject-dir) to the first task delegated after the recovery.
+ * to --inject-dir) to the first task delegated after the recovery (or the
+ * end, when none was left). The recovery waits for every survivor: a
+ * worker in the middle of a task joins the shrink when its task is done.
+ * Rejected: checking for failures between slices of a task, which would
+ * make tasks call MPI, the very thing the detector's thread makes needless.
  *
  *   tasks [--tasks 48] [--short-ms 20] [--long-ms 1000] [--long-every 8] [--seed 1]
  *         [--iters-per-ms R] [--fail KIND:RANK:WHEN]... [--inject-dir D] [--deadline-s 60]
