@@ -74,6 +74,7 @@ def stages(quick):
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
         ("false_failures", [sys.executable, str(HERE / "accuracy/run_false_failures.py")] + flag),
         ("repeat", [sys.executable, str(HERE / "repeat/run_repeat.py")] + flag),
+        ("tasks", [sys.executable, str(HERE / "tasks/run_bench.py")] + flag),
     ]
     if common.TRANSPORT is None:
         return all_stages
