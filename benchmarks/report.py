@@ -278,8 +278,9 @@ def node_section():
 def tasks_cell(runs):
     if not runs:
         return "–"
-    if any("skipped" in r for r in runs):
-        return "skipped (no emulated nodes)"
+    skipped = [r for r in runs if "skipped" in r]
+    if skipped:
+        return f"skipped: {skipped[0]['skipped']}"
     finished = [r for r in runs if r["finished"]]
     if not finished:
         return f"did not finish within {runs[0]['deadline_s']:g} s"
@@ -303,7 +304,9 @@ def tasks_section():
     keys = sorted({(r["inject"], len(r["victims"])) for r in records}, key=lambda k: (k[0] != "none", k))
     rows = [[kind, n] + [tasks_cell([r for r in records if (r["inject"], len(r["victims"]), r["config"])
                                      == (kind, n, c)]) for c in configs] for kind, n in keys]
-    first = next(r for r in records if "workload" in r)
+    first = next((r for r in records if "workload" in r), None)
+    if first is None:
+        return table(["failure", "count"] + configs, rows)
     w = first["workload"]
     return (table(["failure", "count"] + [f"{c}: time to solution" for c in configs], rows)
             + f"\n\nThe bag of tasks (benchmarks/tasks/tasks.c): {first['np']} ranks, {w['tasks']} tasks, "

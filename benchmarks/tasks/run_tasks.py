@@ -19,6 +19,7 @@ that it skipped. --lock holds the machine-wide MPI lock around each run
 """
 import argparse
 import json
+import os
 import sys
 
 import tasks_job
@@ -75,6 +76,9 @@ def describe(r):
 def main(argv):
     o = parse(argv)
     job = job_of(o)
+    # ranks that die write crash droppings (*.btr) where they run: not here
+    tasks_job.common.RUN_DIR.mkdir(parents=True, exist_ok=True)
+    os.chdir(tasks_job.common.RUN_DIR)
     results = []
     for i in range(o.runs):
         r = tasks_job.run(job, lock=o.lock, iters_per_ms=o.iters_per_ms)

@@ -85,6 +85,9 @@ def run(job, lock=False, iters_per_ms=None, out_dir=None):
     """Runs job once; lock: hold the machine-wide MPI lock (benchmarks/common)
     around it, for runs not already under `flock`."""
     variant, mca = job.mca()
+    if not (harness.prefix(variant) / "bin" / "mpicc").exists():
+        return {"skipped": f"no {harness.prefix(variant)} (make {'stock' if 'stock' in variant else 'ompi'})",
+                "config": job.config, "inject": job.inject, "victims": job.victims, "np": job.np}
     exe = harness.compile_program(SOURCE, Path(out_dir or common.BIN), variant)
     inject_dir = tempfile.mkdtemp(prefix="btl_ft-tasks-")
     try:
@@ -114,7 +117,7 @@ def _run_on_nodes(job, exe, variant, mca, inject_dir, lock, iters_per_ms):
             names, _ = nodes.ensure_nodes(NODES)
         except nodes.Unavailable as e:
             return {"skipped": f"cannot create emulated nodes: {e}", "config": job.config,
-                    "inject": "node", "np": job.np}
+                    "inject": "node", "victims": job.victims, "np": job.np}
         victim_nodes = sorted({next(i for i in range(NODES) if v in nodes.ranks_on(i, job.np, NODES))
                                for v in job.victims})
         cmd = nodes.mpirun_command_netns(job.np, program_args(job, exe, inject_dir, iters_per_ms), mca=mca,
