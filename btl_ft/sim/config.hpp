@@ -71,7 +71,10 @@ struct sim_config {
     std::string scenario_name = "lownoise";
     time_ns period_ns = 10 * ns_per_s;
     time_ns timeout_ns = 60 * ns_per_s;
-    time_ns tau_ns = 1000;  // message delays are uniform in (0, tau]
+    time_ns tau_ns = 1000;  // message delays are uniform in [min_delay_ns, tau]
+    // 1 ns: seed 002's (0, tau]. The unit tests' fake network sets a floor
+    // (a message between two real hosts never takes no time).
+    time_ns min_delay_ns = 1;
     bool one_port = false;
     propagator_kind propagator = default_propagator;
     // As libmpi builds it: ring::make over the node of every rank.

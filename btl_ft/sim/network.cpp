@@ -9,10 +9,11 @@ namespace btl_ft::sim {
 
 network::network(const sim_config& config, std::uint64_t run_seed)
     : tau_ns_(config.tau_ns),
+      min_delay_ns_(config.min_delay_ns),
       faults_(config.faults),
       delays_(run_seed, stream::delays),
       faults_rng_(run_seed, stream::faults) {
-    BTL_FT_ASSERT(tau_ns_ > 0, "message delays need tau > 0");
+    BTL_FT_ASSERT(min_delay_ns_ > 0 && tau_ns_ >= min_delay_ns_, "message delays need 0 < min_delay <= tau");
     if (config.one_port) {
         port_free_at_.assign(config.nodes, 0);
     }
@@ -29,7 +30,9 @@ time_ns network::transfer(rank_t from, rank_t to, time_ns now) {
         ++stats_.stalled_sends;
         now = stall_until_;  // held by the hung process until it resumes
     }
-    const auto delay = 1 + static_cast<time_ns>(delays_.below(static_cast<std::uint64_t>(tau_ns_)));
+    // With the floor at 1 ns this is 1 + below(tau): the draws of seed 002's (0, tau].
+    const auto spread = static_cast<std::uint64_t>(tau_ns_ - min_delay_ns_ + 1);
+    const auto delay = min_delay_ns_ + static_cast<time_ns>(delays_.below(spread));
     time_ns start = now;
     if (!port_free_at_.empty()) {
         start = std::max({now, port_free_at_[from], port_free_at_[to]});

@@ -1,5 +1,6 @@
 // The network of seed 002 Section 4.1: every message (heartbeat put or
-// active message) takes a delay drawn uniformly in (0, tau]. With the
+// active message) takes a delay drawn uniformly in (0, tau] (from a floor
+// up to tau, for the unit tests' fake network, which uses this model too). With the
 // one-port option a process sends and/or receives one message at a time: a
 // transfer occupies the ports of both ends for its whole delay and starts
 // when both are free. The named faults (a stalled process, lost messages)
@@ -43,6 +44,7 @@ private:
     time_ns transfer(rank_t from, rank_t to, time_ns now);
 
     time_ns tau_ns_;
+    time_ns min_delay_ns_;
     fault_config faults_;
     rank_t stalled_ = no_rank;
     time_ns stall_from_ = 0;

@@ -15,12 +15,19 @@ struct fake_net::node final : transport, sink {
     node(fake_net& owner_net, rank_t own_rank) : net(owner_net), rank(own_rank) {}
 
     bool put_heartbeat(rank_t observer, std::uint64_t word) override {
-        net.post({net.now_ + net.delay(), 0, observer, rank, true, word, {}});
+        const time_ns arrival = net.network_.heartbeat_arrival(rank, observer, net.now_);
+        if (!net.crosses_cut(rank, observer)) {
+            net.queue_.push({.at = arrival, .payload = word, .node = observer, .kind = sim::event_kind::heartbeat});
+        }
         return true;
     }
     void send(rank_t peer, std::span<const std::byte> bytes) override {
         ++net.messages_sent_;
-        net.post({net.now_ + net.delay(), 0, peer, rank, false, 0, {bytes.begin(), bytes.end()}});
+        const time_ns arrival = *net.network_.message_arrival(rank, peer, net.now_);  // no faults: never dropped
+        if (!net.crosses_cut(rank, peer)) {
+            net.queue_.push({.at = arrival, .payload = net.messages_.store(rank, bytes), .node = peer,
+                             .kind = sim::event_kind::message});
+        }
     }
     void on_failed(std::span<const rank_t> ranks) override {
         for (const rank_t failed : ranks) {
@@ -51,7 +58,18 @@ struct fake_net::node final : transport, sink {
     std::vector<failure_seen> seen;
 };
 
-fake_net::fake_net(net_options options) : random_(options.seed), options_(std::move(options)) {
+namespace {
+sim::sim_config network_model(const net_options& options) {
+    sim::sim_config config;
+    config.nodes = options.size;
+    config.min_delay_ns = options.min_delay_ns;
+    config.tau_ns = options.max_delay_ns;
+    return config;
+}
+}  // namespace
+
+fake_net::fake_net(net_options options)
+    : options_(std::move(options)), net_config_(network_model(options_)), network_(net_config_, options_.seed) {
     ring_ = options_.node_of_rank.empty() ? ring::make_flat(options_.order, options_.size, options_.seed)
                                           : ring::make(options_.order, options_.node_of_rank, options_.seed);
     for (rank_t rank = 0; rank < options_.size; ++rank) {
@@ -80,17 +98,9 @@ void fake_net::start_all() {
     }
 }
 
-time_ns fake_net::delay() {
-    const auto spread = static_cast<std::uint64_t>(options_.max_delay_ns - options_.min_delay_ns + 1);
-    return options_.min_delay_ns + static_cast<time_ns>(random_.below(spread));
-}
-
-void fake_net::post(event item) {
-    if (!cut_side_.empty() && cut_side_[item.from] != cut_side_[item.to]) {
-        return;  // lost in the partition, silently
-    }
-    item.order = order_++;
-    queue_.push(std::move(item));
+// Lost in the partition, silently.
+bool fake_net::crosses_cut(rank_t from, rank_t to) const {
+    return !cut_side_.empty() && cut_side_[from] != cut_side_[to];
 }
 
 bool fake_net::live(rank_t rank) const { return !nodes_[rank]->is_crashed && !nodes_[rank]->core->stopped(); }
@@ -100,25 +110,31 @@ time_ns fake_net::timer_of(rank_t rank) const {
     return one.is_crashed ? never : std::max(one.deadline, one.hung_until);
 }
 
-void fake_net::deliver(event& item) {
-    node& target = *nodes_[item.to];
+void fake_net::deliver(const sim::event& item) {
+    node& target = *nodes_[item.node];
+    const bool message = item.kind == sim::event_kind::message;
     if (target.is_crashed) {
+        if (message) {
+            messages_.release(item.payload);
+        }
         return;
     }
     if (target.hung_until > now_) {
-        item.at = target.hung_until;  // a stopped process reads its input when it resumes
-        post(std::move(item));
+        sim::event later = item;
+        later.at = target.hung_until;  // a stopped process reads its input when it resumes
+        queue_.push(later);
         return;
     }
-    if (item.from_runtime) {
-        target.core->report_failure(now_, static_cast<rank_t>(item.word), failure_kind::crashed);
-    } else if (item.is_word) {
+    if (item.kind == sim::event_kind::confirm) {
+        target.core->report_failure(now_, static_cast<rank_t>(item.payload), failure_kind::crashed);
+    } else if (item.kind == sim::event_kind::heartbeat) {
         if (target.deaf_until > now_) {
             return;
         }
-        target.core->on_heartbeat_word(now_, item.word);
+        target.core->on_heartbeat_word(now_, item.payload);
     } else {
-        target.core->on_message(now_, item.from, item.bytes);
+        target.core->on_message(now_, messages_.from(item.payload), messages_.bytes(item.payload));
+        messages_.release(item.payload);
     }
     target.deadline = target.core->tick(now_);
 }
@@ -140,9 +156,7 @@ void fake_net::run_until(time_ns end) {
         }
         now_ = std::max(now_, next);
         if (event_at <= timer_at) {
-            event item = queue_.top();
-            queue_.pop();
-            deliver(item);
+            deliver(queue_.pop());
         } else {
             node& due = *nodes_[next_timer];
             due.deadline = due.core->tick(now_);
@@ -161,8 +175,9 @@ void fake_net::crash(rank_t rank) {
 // From the victim's side of a cut only, like a daemon that reaped it.
 void fake_net::runtime_reports(rank_t victim) {
     for (rank_t rank = 0; rank < size(); ++rank) {
-        if (rank != victim) {
-            post({now_ + options_.runtime_confirm_ns, 0, rank, victim, false, victim, {}, true});
+        if (rank != victim && !crosses_cut(victim, rank)) {
+            queue_.push({.at = now_ + options_.runtime_confirm_ns, .payload = victim, .node = rank,
+                         .kind = sim::event_kind::confirm});
         }
     }
 }

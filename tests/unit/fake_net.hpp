@@ -3,21 +3,24 @@
 // crash / hang / lost-heartbeat injection. Everything is driven from one
 // event loop, so a test is a script of "run until t, inject, run, assert".
 //
-// It is deliberately tiny (tens of processes, O(n) scan for the next timer):
-// the discrete-event simulator ftsim is the place for scale and for the
-// paper's timing model; this harness only has to make protocol paths happen.
+// Its engine is the simulator's: ftsim's event queue, message pool and
+// network model (delays uniform between a floor and a ceiling), so there is
+// one network model. What stays here is the scripting (crash, hang, cut at
+// any moment) and an O(n) scan for the next timer, fine at tens of
+// processes: ftsim's world is the place for scale.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <queue>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "btl_ft/detector.hpp"
-#include "btl_ft/prng.hpp"
 #include "btl_ft/ring.hpp"
+#include "event_queue.hpp"
+#include "message_pool.hpp"
+#include "network.hpp"
 
 namespace btl_ft::testing {
 
@@ -89,37 +92,25 @@ public:
 
 private:
     struct node;
-    struct event {
-        time_ns at;
-        std::uint64_t order;
-        rank_t to;
-        rank_t from;
-        bool is_word;
-        std::uint64_t word;
-        std::vector<std::byte> bytes;
-        bool from_runtime = false;  // report_failure(word, crashed)
-    };
-    struct later {
-        bool operator()(const event& a, const event& b) const {
-            return a.at != b.at ? a.at > b.at : a.order > b.order;
-        }
-    };
     friend struct node;
 
-    void post(event item);
+    // Events are the simulator's: a heartbeat (payload: the word), a
+    // message (payload: its message_pool slot) or a runtime report
+    // (kind confirm, payload: the crashed rank), `node` the receiver.
+    bool crosses_cut(rank_t from, rank_t to) const;
     void runtime_reports(rank_t victim);
-    time_ns delay();
-    void deliver(event& item);
+    void deliver(const sim::event& item);
     bool live(rank_t rank) const;
     time_ns timer_of(rank_t rank) const;
 
     std::shared_ptr<const ring> ring_;
     std::vector<std::unique_ptr<node>> nodes_;
-    std::priority_queue<event, std::vector<event>, later> queue_;
-    splitmix64 random_;
     net_options options_;
+    sim::sim_config net_config_;  // the network model's part: delays, no faults
+    sim::network network_;
+    sim::event_queue queue_;
+    sim::message_pool messages_;
     time_ns now_ = 0;
-    std::uint64_t order_ = 0;
     std::uint64_t messages_sent_ = 0;
     std::vector<bool> cut_side_;  // empty: no partition
 };
