@@ -256,6 +256,16 @@ uint32_t btl_ft_emitter(const btl_ft_detector_t* detector) { return detector->co
 uint32_t btl_ft_observer(const btl_ft_detector_t* detector) { return detector->core->observer(); }
 int btl_ft_is_dead(const btl_ft_detector_t* detector, uint32_t rank) { return detector->core->dead().contains(rank) ? 1 : 0; }
 
+int btl_ft_failure_kind(const btl_ft_detector_t* detector, uint32_t rank) {
+    if (!detector->core->dead().contains(rank)) return 0;
+    switch (detector->core->kind_of(rank)) {
+    case btl_ft::failure_kind::crashed: return BTL_FT_CRASHED;
+    case btl_ft::failure_kind::unreachable: return BTL_FT_UNREACHABLE;
+    case btl_ft::failure_kind::suspected: return BTL_FT_HUNG;
+    }
+    return 0;
+}
+
 void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
     const btl_ft::detector_stats& stats = detector->core->stats();
     *out = {stats.heartbeats_sent,     stats.heartbeats_missed,      stats.suspicions,       stats.new_observer_sent,

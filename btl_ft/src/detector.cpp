@@ -286,6 +286,14 @@ rank_t detector::emitter() const { return state_->emitter; }
 rank_t detector::observer() const { return state_->observer; }
 bool detector::stopped() const { return state_->stopped; }
 const dead_set& detector::dead() const { return state_->dead; }
+
+// A confirmation may come after the failure (a fenced hang the runtime then
+// saw end): crashed wins. What a notice brings is a hang unless it says crash.
+failure_kind detector::kind_of(rank_t rank) const {
+    if (state_->crashed.contains(rank)) return failure_kind::crashed;
+    if (state_->unreachable.contains(rank)) return failure_kind::unreachable;
+    return failure_kind::suspected;
+}
 const detector_stats& detector::stats() const { return state_->stats; }
 
 }  // namespace btl_ft

@@ -266,6 +266,8 @@ bool detector::state::mark_failed(time_ns now, rank_t rank, failure_kind kind) {
     count_failure(now, rank, kind);
     if (kind == failure_kind::crashed) {
         crashed.insert(rank);
+    } else if (kind == failure_kind::unreachable) {
+        unreachable.insert(rank);
     }
     return dead.insert(rank);
 }

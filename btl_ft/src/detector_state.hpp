@@ -62,6 +62,7 @@ struct detector::state {
     dead_set departed;    // left cleanly, never reported
     dead_set told_dead;   // ranks already sent DECLARED_DEAD
     dead_set crashed;     // the part of D the runtime confirmed
+    dead_set unreachable; // the part of D a transport error here named (notices do not say)
     rank_t emitter;       // == self when alone
     rank_t observer;      // == self when alone, no_rank while awaiting a NEWOBSERVER
     bool started = false;

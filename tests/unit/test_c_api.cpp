@@ -240,6 +240,13 @@ TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
     EXPECT_EQ(boxes[2].failed, std::vector<uint32_t>{1});
     EXPECT_EQ(btl_ft_is_dead(detectors[0], 1), 1);
     EXPECT_EQ(btl_ft_is_dead(detectors[0], 2), 0);
+    // found by silence: a hang, as both survivors know it; a live rank has no kind
+    EXPECT_EQ(btl_ft_failure_kind(detectors[0], 1), BTL_FT_HUNG);
+    EXPECT_EQ(btl_ft_failure_kind(detectors[2], 1), BTL_FT_HUNG);
+    EXPECT_EQ(btl_ft_failure_kind(detectors[0], 2), 0);
+    // the runtime's word that it ended makes it a crash
+    EXPECT_EQ(btl_ft_report_failure(detectors[0], 400'000'000, 1, BTL_FT_CRASHED), 0);
+    EXPECT_EQ(btl_ft_failure_kind(detectors[0], 1), BTL_FT_CRASHED);
     EXPECT_EQ(btl_ft_emitter(detectors[0]), btl_ft_observer(detectors[0]));
     btl_ft_stats_t stats{};
     btl_ft_get_stats(detectors[0], &stats);

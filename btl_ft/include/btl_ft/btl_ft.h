@@ -75,10 +75,15 @@ enum btl_ft_process_state {
     BTL_FT_STATE_GONE = 3
 };
 
-/* How a failure reported with btl_ft_report_failure() became known. Only
- * BTL_FT_CRASHED (the runtime saw the process end) is left out of the
- * quorum rule's count of unconfirmed silence. */
-enum btl_ft_failure_kind { BTL_FT_UNREACHABLE = 1, BTL_FT_CRASHED = 2 };
+/* How a failure became known. btl_ft_report_failure() takes the first two;
+ * btl_ft_failure_kind() also answers BTL_FT_HUNG. Only BTL_FT_CRASHED (the
+ * runtime saw the process end) is left out of the quorum rule's count of
+ * unconfirmed silence. */
+enum btl_ft_failure_kind {
+    BTL_FT_UNREACHABLE = 1, /* a transport error */
+    BTL_FT_CRASHED = 2,     /* the runtime saw the process end */
+    BTL_FT_HUNG = 3         /* silent past the timeout, declared by its observer */
+};
 
 typedef struct btl_ft_config {
     uint32_t size;
@@ -171,6 +176,9 @@ const char *btl_ft_failure(const btl_ft_detector_t *detector);
 uint32_t btl_ft_emitter(const btl_ft_detector_t *detector);
 uint32_t btl_ft_observer(const btl_ft_detector_t *detector);
 int btl_ft_is_dead(const btl_ft_detector_t *detector, uint32_t rank);
+/* How `rank` failed as this process knows it (enum btl_ft_failure_kind), 0
+ * if it did not; may be called from within the callbacks. */
+int btl_ft_failure_kind(const btl_ft_detector_t *detector, uint32_t rank);
 void btl_ft_get_stats(const btl_ft_detector_t *detector, btl_ft_stats_t *out);
 
 /* Word parsing for MCA values: 0 and the enum value on success, -1 on an

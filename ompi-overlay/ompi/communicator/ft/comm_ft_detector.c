@@ -44,15 +44,23 @@
 #include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
-/* On top of one timeout, for the skew between processes leaving MPI_Init. */
-#define STARTUP_GRACE_NS NS_PER_S
+/* How far apart processes may leave MPI_Init: the first heartbeat gets this
+ * on top of the two timeouts of a new link, and one timeout more. */
+#define LAUNCH_SKEW_NS NS_PER_S
 #define DECLARED_DEAD_EXIT_STATUS 1
 
-static ompi_comm_ft_detector_params_t params;
-static bool detector_active = false;
-static uint32_t world_size = 0;
-/* kept from init to start, where the witnesses learn their node's pids */
-static uint32_t *nodes = NULL;
+/* The shim's state: what init learnt, for the calls that come after it. */
+typedef struct ompi_comm_ft_detector_module_t {
+    ompi_comm_ft_detector_params_t params;
+    bool active;
+    uint32_t world_size;
+    uint32_t self;
+    /* kept from init to start, where the witnesses learn their node's pids */
+    uint32_t *nodes;
+} ompi_comm_ft_detector_module_t;
+
+static ompi_comm_ft_detector_module_t module;
+static const ompi_comm_ft_driver_ops_t driver_ops;
 
 int ompi_comm_failure_detector_register_params(void)
 {
@@ -86,51 +94,64 @@ static uint32_t *node_of_ranks(uint32_t size)
     return nodes;
 }
 
-static int create_core(uint32_t self, uint32_t size)
+static btl_ft_config_t config_from_params(void)
+{
+    const ompi_comm_ft_detector_params_t *params = &module.params;
+
+    return (btl_ft_config_t){
+        .size = module.world_size,
+        .self = module.self,
+        .period_ns = params->period_ns,
+        .timeout_ns = params->timeout_ns,
+        .startup_grace_ns = 3 * params->timeout_ns + LAUNCH_SKEW_NS,
+        .ring_order = params->ring_order,
+        .propagator = params->propagator,
+        .seed = params->seed,
+        .probe_width = params->probe_width,
+        .quorum = params->quorum,
+        /* the driver progresses a computing process every half period */
+        .answer_within_ns = params->period_ns,
+        .witness = params->witness,
+    };
+}
+
+static int create_core(void)
 {
     unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
     size_t handle_length = 0, max_message_bytes = 0;
+    btl_ft_config_t config = config_from_params();
     char error[256] = "";
     int ret;
 
-    ret = ompi_comm_ft_transport_init(self, size, params.rdma_heartbeat, handle, sizeof(handle),
+    /* before anything is set up: what the user set must pass the core */
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&module.params, &config))) {
+        return ret;
+    }
+    ret = ompi_comm_ft_transport_init(module.self, module.world_size, module.params.rdma_heartbeat,
+                                      ompi_comm_ft_driver_deliver, handle, sizeof(handle),
                                       &handle_length, &max_message_bytes);
     if (OMPI_SUCCESS != ret) {
         return ret;
     }
-    if (BTL_FT_RING_NODE == params.ring_order || params.witness) {
-        nodes = node_of_ranks(size);
+    if (BTL_FT_RING_NODE == module.params.ring_order || module.params.witness) {
+        module.nodes = node_of_ranks(module.world_size);
     }
-    if (params.witness) {
+    if (module.params.witness) {
         ompi_comm_ft_witness_publish();
     }
-    btl_ft_config_t config = {
-        .size = size,
-        .self = self,
-        .period_ns = params.period_ns,
-        .timeout_ns = params.timeout_ns,
-        .startup_grace_ns = params.timeout_ns + STARTUP_GRACE_NS,
-        .ring_order = params.ring_order,
-        .propagator = params.propagator,
-        .seed = params.seed,
-        .node_of_rank = nodes,
-        .max_message_bytes = max_message_bytes,
-        .flag_handle = handle_length ? handle : NULL,
-        .flag_handle_length = handle_length,
-        .probe_width = params.probe_width,
-        .quorum = params.quorum,
-        /* the driver progresses a computing process every half period */
-        .answer_within_ns = params.period_ns,
-        .witness = params.witness,
-    };
-    ret = ompi_comm_ft_driver_init(&config, params.use_thread, error, sizeof(error));
+    config.node_of_rank = module.nodes;
+    config.max_message_bytes = max_message_bytes;
+    config.flag_handle = handle_length ? handle : NULL;
+    config.flag_handle_length = handle_length;
+    ret = ompi_comm_ft_driver_init(&config, &driver_ops, module.params.use_thread, error,
+                                   sizeof(error));
     if (OMPI_ERR_BAD_PARAM == ret) {
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, error);
     }
     if (OMPI_SUCCESS != ret) {
         ompi_comm_ft_transport_finalize();
-        free(nodes);
-        nodes = NULL;
+        free(module.nodes);
+        module.nodes = NULL;
     }
     return ret;
 }
@@ -138,63 +159,62 @@ static int create_core(uint32_t self, uint32_t size)
 int ompi_comm_failure_detector_init(void)
 {
     uint32_t size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
-    uint32_t self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
     int ret;
 
     if (!ompi_ftmpi_enabled) {
         return OMPI_SUCCESS;
     }
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&params))) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&module.params))) {
         return ret;
     }
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_transport_register_tag())) {
         return ret;
     }
-    if (!params.enable || size < 2) {
+    if (!module.params.enable || size < 2) {
         return OMPI_SUCCESS;
     }
-    if (params.use_thread) {
+    if (module.params.use_thread) {
         /* the detector thread drives the BTLs next to the application */
         opal_set_using_threads(true);
     }
-    world_size = size;
-    if (OMPI_SUCCESS != (ret = create_core(self, size))) {
+    module.world_size = size;
+    module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
+    if (OMPI_SUCCESS != (ret = create_core())) {
         return ret;
     }
-    detector_active = true;
+    module.active = true;
     opal_output_verbose(2, ompi_ftmpi_output_handle,
                         "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), params.period_ns / 1e9,
-                        params.timeout_ns / 1e9,
-                        params.use_thread ? "in a thread" : "from progress");
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.period_ns / 1e9,
+                        module.params.timeout_ns / 1e9,
+                        module.params.use_thread ? "in a thread" : "from progress");
     return OMPI_SUCCESS;
 }
 
 int ompi_comm_failure_detector_start(void)
 {
-    if (!detector_active) {
+    if (!module.active) {
         return OMPI_SUCCESS;
     }
-    if (params.witness) {
-        ompi_comm_ft_witness_learn(nodes, world_size,
-                                   (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm));
+    if (module.params.witness) {
+        ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.self);
     }
-    free(nodes); /* the core keeps its own copy */
-    nodes = NULL;
+    free(module.nodes); /* the core keeps its own copy */
+    module.nodes = NULL;
     return ompi_comm_ft_driver_start();
 }
 
 int ompi_comm_failure_detector_finalize(void)
 {
-    if (!detector_active) {
+    if (!module.active) {
         return OMPI_SUCCESS;
     }
-    detector_active = false;
+    module.active = false;
     ompi_comm_ft_driver_finalize();
     ompi_comm_ft_transport_finalize();
     ompi_comm_ft_witness_finalize();
-    free(nodes);
-    nodes = NULL;
+    free(module.nodes);
+    module.nodes = NULL;
     return OMPI_SUCCESS;
 }
 
@@ -202,7 +222,8 @@ static void report(const struct ompi_proc_t *proc, int kind)
 {
     const opal_process_name_t *name = &proc->super.proc_name;
 
-    if (detector_active && name->jobid == OMPI_PROC_MY_NAME->jobid && name->vpid < world_size) {
+    if (module.active && name->jobid == OMPI_PROC_MY_NAME->jobid
+        && name->vpid < module.world_size) {
         opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: rank %u reported %s",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), name->vpid,
                             BTL_FT_CRASHED == kind ? "ended by the runtime" : "failed by ULFM");
@@ -232,7 +253,7 @@ void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
     int size = ompi_comm_size(comm);
     int *local, *world;
 
-    if (!detector_active || OMPI_COMM_IS_INTER(comm)) {
+    if (!module.active || OMPI_COMM_IS_INTER(comm)) {
         return;
     }
     local = malloc(size * sizeof(*local));
@@ -244,26 +265,32 @@ void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
         if (OMPI_SUCCESS
             == ompi_group_translate_ranks(comm->c_local_group, size, local, world_group, world)) {
             /* int and uint32_t have the same size and representation here */
-            ompi_comm_ft_driver_deliver(OMPI_FT_INBOX_SHRUNK, world_size, world,
-                                        size * sizeof(*world));
+            ompi_comm_ft_driver_shrunk((const uint32_t *) world, (size_t) size);
         }
     }
     free(local);
     free(world);
 }
 
-void ompi_comm_ft_detector_close_call(uint32_t emitter, int64_t silent_ns)
+static void close_call(uint32_t emitter, int64_t silent_ns)
 {
     opal_output(0, "%s btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
                    "(timeout %.1f ms): a false failure came close; consider a larger "
                    "mpi_ft_detector_timeout",
                 OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), emitter, silent_ns / 1e6,
-                params.timeout_ns / 1e6);
+                module.params.timeout_ns / 1e6);
 }
 
 /* At finalize: silent when nothing came close, so a healthy job prints nothing. */
-void ompi_comm_ft_detector_report_counters(const btl_ft_stats_t *stats)
+static void report_counters(const btl_ft_stats_t *stats)
 {
+    opal_output_verbose(10, ompi_ftmpi_output_handle,
+                        "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
+                        " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64
+                        " witnesses asked %" PRIu64 " answered %" PRIu64,
+                        stats->heartbeats_sent, stats->heartbeats_missed, stats->suspicions,
+                        stats->notices_started, stats->notices_received, stats->malformed_dropped,
+                        stats->witness_queries, stats->witness_answers);
     if (0 == stats->close_calls && 0 == stats->confirmed_alive && 0 == stats->late_wakeups
         && 0 == stats->quorum_holds && 0 == stats->witnessed_running) {
         return;
@@ -310,30 +337,42 @@ static void fence(ompi_proc_t *proc)
 
 static ompi_proc_t *world_peer(uint32_t rank)
 {
-    if (rank >= world_size || rank == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+    if (rank >= module.world_size || rank == module.self) {
         return NULL;
     }
     return ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
 }
 
-void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing)
+static const char *kind_text(int kind)
 {
-    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed (%s)",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank,
-                        was_observing ? "suspected by its observer" : "notice");
+    switch (kind) {
+    case BTL_FT_CRASHED: return "crashed (the runtime saw it end)";
+    case BTL_FT_UNREACHABLE: return "unreachable (a transport error)";
+    case BTL_FT_HUNG: return "hung (silent past the timeout, fenced)";
+    default: return "failed";
+    }
+}
+
+static void failed(uint32_t rank, int kind)
+{
+    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed: %s",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank, kind_text(kind));
 }
 
 /* This process observed `rank` fail (the core named it in `suspected`). */
-void ompi_comm_ft_detector_fence(uint32_t rank)
+static void suspected(uint32_t rank)
 {
     ompi_proc_t *proc = world_peer(rank);
 
-    if (NULL != proc && params.fence && ompi_proc_is_active(proc)) {
+    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed as seen from here%s",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank,
+                        module.params.fence ? ", fencing it" : "");
+    if (NULL != proc && module.params.fence && ompi_proc_is_active(proc)) {
         fence(proc);
     }
 }
 
-void ompi_comm_ft_detector_tell_ulfm(uint32_t rank)
+static void tell_ulfm(uint32_t rank)
 {
     ompi_proc_t *proc = world_peer(rank);
 
@@ -351,13 +390,13 @@ void ompi_comm_ft_detector_tell_ulfm(uint32_t rank)
  * dead must not talk again. Say why, synchronously (show_help would go through
  * PMIx asynchronously and be lost), and leave without the runtime's abort
  * machinery, which would take the surviving job down with us. */
-void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason)
+static void declared_dead_self(uint32_t told_by, const char *reason)
 {
     char told_by_text[32];
     char *message;
 
     snprintf(told_by_text, sizeof(told_by_text), "%u", told_by);
-    if (told_by == (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm)) {
+    if (told_by == module.self) {
         message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "cut-off", true,
                                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME));
     } else {
@@ -372,3 +411,17 @@ void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reas
     fflush(stderr);
     _exit(DECLARED_DEAD_EXIT_STATUS);
 }
+
+static const ompi_comm_ft_driver_ops_t driver_ops = {
+    .put_heartbeat = ompi_comm_ft_transport_put_heartbeat,
+    .send = ompi_comm_ft_transport_send,
+    .observer_handle = ompi_comm_ft_transport_observer_handle,
+    .local_state = ompi_comm_ft_witness_local_state,
+    .read_flag = ompi_comm_ft_transport_read_flag,
+    .failed = failed,
+    .suspected = suspected,
+    .declared_dead_self = declared_dead_self,
+    .close_call = close_call,
+    .report_counters = report_counters,
+    .tell_ulfm = tell_ulfm,
+};

@@ -17,6 +17,11 @@
  *   comm_ft_detector_transport.c  BTL side: heartbeat flag, btl_put, AM tag
  *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
  *                                 callback, queues fed by other threads
+ *   comm_ft_detector_witness.c    this node's processes as /proc sees them
+ *
+ * comm_ft_detector.c uses the other four; they use none of each other: the
+ * driver gets what it calls in an ops table, the transport its deliver
+ * function.
  *
  * None of this is exported from libmpi.
  */
@@ -54,17 +59,26 @@ typedef struct ompi_comm_ft_detector_params_t {
 
 /* comm_ft_detector_params.c */
 int ompi_comm_ft_detector_params_register(void);
-/* Shows a help message naming the variable and returns OMPI_ERR_BAD_PARAM on
- * an invalid value. */
+/* Parses the variables; shows a help message naming the variable and
+ * returns OMPI_ERR_BAD_PARAM when a value is not even of the right kind (a
+ * number, a known word). */
 int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params);
+/* The core's verdict on a configuration built from the variables, shown
+ * under the name of the variable behind the member it rejects. */
+int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *params,
+                                       const btl_ft_config_t *config);
 
 /* comm_ft_detector_transport.c */
+/* Where the transport hands an arriving detector message; safe from any
+ * thread and from within BTL callbacks. */
+typedef void (*ompi_comm_ft_deliver_fn_t)(uint32_t from, const void *bytes, size_t length);
 /* The AM tag is registered whenever ULFM is on, even if this process runs no
- * detector: a peer that does may still send to it. */
+ * detector: a peer that does may still send to it (dropped until init). */
 int ompi_comm_ft_transport_register_tag(void);
 /* Registers the heartbeat flag and packs this process's flag handle. */
 int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
-                                void *handle, size_t handle_capacity, size_t *handle_length,
+                                ompi_comm_ft_deliver_fn_t deliver, void *handle,
+                                size_t handle_capacity, size_t *handle_length,
                                 size_t *max_message_bytes);
 void ompi_comm_ft_transport_finalize(void);
 uint64_t ompi_comm_ft_transport_read_flag(void);
@@ -75,17 +89,34 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
                                             const void *handle, size_t length);
 
 /* comm_ft_detector_driver.c */
-/* SHRUNK: the world ranks (uint32_t) of a shrunk communicator, queued like a
- * message so the core sees it in order with what arrived before */
-enum ompi_comm_ft_inbox_kind { OMPI_FT_INBOX_MESSAGE = 0, OMPI_FT_INBOX_SHRUNK = 2 };
+/* Everything the driver calls besides the core, passed in at init so that
+ * it depends on no other file of the shim. */
+typedef struct ompi_comm_ft_driver_ops_t {
+    /* the core's transport callbacks, handed to it as they are */
+    int (*put_heartbeat)(void *context, uint32_t observer, uint64_t word);
+    void (*send)(void *context, uint32_t peer, const void *bytes, size_t length);
+    void (*observer_handle)(void *context, uint32_t observer, const void *handle, size_t length);
+    int (*local_state)(void *context, uint32_t rank); /* enum btl_ft_process_state */
+    /* what the local heartbeat flag holds now */
+    uint64_t (*read_flag)(void);
+    /* the core's conclusions, with the core lock held */
+    void (*failed)(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
+    void (*suspected)(uint32_t rank); /* this process observed it fail: fence it */
+    void (*declared_dead_self)(uint32_t told_by, const char *reason);
+    void (*close_call)(uint32_t emitter, int64_t silent_ns);
+    void (*report_counters)(const btl_ft_stats_t *stats);
+    /* a failure for ULFM, from opal_progress with no lock of ours held */
+    void (*tell_ulfm)(uint32_t rank);
+} ompi_comm_ft_driver_ops_t;
 
-int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool use_thread,
-                             char *error, size_t error_length);
+int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
+                             bool use_thread, char *error, size_t error_length);
 int ompi_comm_ft_driver_start(void);
 void ompi_comm_ft_driver_finalize(void);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
-void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length);
+void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
+void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count);
 
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.
  * publish() before MPI_Init's barrier, learn() after it; local_state() is
@@ -94,16 +125,6 @@ int ompi_comm_ft_witness_publish(void);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
 int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
 void ompi_comm_ft_witness_finalize(void);
-
-/* comm_ft_detector.c: where the core's conclusions go. failed() and
- * declared_dead_self() run with the core lock held, from the driver;
- * tell_ulfm() runs from opal_progress, with no lock of ours held. */
-void ompi_comm_ft_detector_failed(uint32_t rank, bool was_observing);
-void ompi_comm_ft_detector_fence(uint32_t rank);
-void ompi_comm_ft_detector_tell_ulfm(uint32_t rank);
-void ompi_comm_ft_detector_declared_dead_self(uint32_t told_by, const char *reason);
-void ompi_comm_ft_detector_close_call(uint32_t emitter, int64_t silent_ns);
-void ompi_comm_ft_detector_report_counters(const btl_ft_stats_t *stats);
 
 END_C_DECLS
 

@@ -40,6 +40,10 @@
  * above all) expects to run where the BTL error callbacks run, inside
  * opal_progress, and raced the application's own agreement otherwise.
  *
+ * Everything else the driver calls (the transport, the witness, where the
+ * core's conclusions go) comes in through an ops table at init: this file
+ * calls no other file of the shim.
+ *
  * Rejected: calling the core straight from the AM callback or the ULFM hook.
  * Those run with BTL or PML locks held, while the core's callbacks send through
  * the BTL; queueing keeps the core lock outermost and free of lock-order cycles.
@@ -61,12 +65,13 @@
 
 #include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/constants.h"
-#include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
 /* how late the detector thread may be before an application thread in
  * opal_progress steps the core in its place */
 #define LATE_STEP_NS 1000000LL
+
+enum inbox_kind { INBOX_MESSAGE = 0, INBOX_SHRUNK = 1 };
 
 /* ranks, each at most once until popped, with the strongest kind pushed
  * (enum btl_ft_failure_kind: a crash confirms an earlier report); guarded by
@@ -77,45 +82,56 @@ typedef struct rank_queue_t {
     size_t count;
 } rank_queue_t;
 
-typedef struct ompi_comm_ft_inbox_item_t {
-    struct ompi_comm_ft_inbox_item_t *next;
+typedef struct inbox_item_t {
+    struct inbox_item_t *next;
     int kind;
     uint32_t from;
     size_t length;
     unsigned char bytes[];
-} ompi_comm_ft_inbox_item_t;
+} inbox_item_t;
 
-static btl_ft_detector_t *core = NULL;
-static pthread_mutex_t core_lock = PTHREAD_MUTEX_INITIALIZER;
-static int64_t next_deadline_ns = INT64_MAX;
-static uint64_t last_flag_word = 0;
-/* ranks the core named in `suspected` during the current call (this
- * process observed them fail), for the verbose line of `failed` */
-static bool *suspected_here = NULL;
+typedef struct ompi_comm_ft_driver_t {
+    ompi_comm_ft_driver_ops_t ops;
+    uint32_t world_size;
+    bool use_thread;
+    bool running;
 
-/* queues, fed from any thread */
-static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t queue_cond;
-static bool accepting = false;
-static opal_atomic_int32_t queued = 0;
-static opal_atomic_int64_t queued_at_ns = 0; /* when queued last became set */
-static ompi_comm_ft_inbox_item_t *inbox_head = NULL;
-static ompi_comm_ft_inbox_item_t **inbox_tail = &inbox_head;
-static rank_queue_t reports = {NULL, NULL, 0};     /* failures ULFM learnt, for the core */
-static rank_queue_t to_ulfm = {NULL, NULL, 0};     /* failures the core found, for ULFM */
-static opal_atomic_int32_t to_ulfm_queued = 0;
-static uint32_t world_size = 0;
+    /* the core and what only its lock guards */
+    pthread_mutex_t core_lock;
+    btl_ft_detector_t *core;
+    int64_t next_deadline_ns; /* read unlocked by the progress callbacks: a hint */
+    uint64_t last_flag_word;
 
-static bool use_thread = false;
-static bool running = false;
-/* when the application last ran opal_progress; half a period without it
- * means the application computes, and the thread then progresses itself
- * every half period */
-static opal_atomic_int64_t app_progress_ns = 0;
-static int64_t half_period_ns = 1;
+    /* queues, fed from any thread, guarded by queue_lock */
+    pthread_mutex_t queue_lock;
+    pthread_cond_t queue_cond;
+    bool accepting;
+    opal_atomic_int32_t queued;       /* the inbox or reports hold something */
+    opal_atomic_int64_t queued_at_ns; /* when queued last became set */
+    inbox_item_t *inbox_head;
+    inbox_item_t **inbox_tail;
+    rank_queue_t reports; /* failures ULFM learnt, for the core */
+    rank_queue_t to_ulfm; /* failures the core found, for ULFM */
+    opal_atomic_int32_t to_ulfm_queued;
+
+    /* the thread */
+    opal_thread_t thread;
+    volatile bool stopping;
+    /* when the application last ran opal_progress; half a period without it
+     * means the application computes, and the thread then progresses itself
+     * every half period */
+    opal_atomic_int64_t app_progress_ns;
+    int64_t half_period_ns;
+} ompi_comm_ft_driver_t;
+
+static ompi_comm_ft_driver_t driver = {
+    .core_lock = PTHREAD_MUTEX_INITIALIZER,
+    .queue_lock = PTHREAD_MUTEX_INITIALIZER,
+    .next_deadline_ns = INT64_MAX,
+    .inbox_tail = &driver.inbox_head,
+    .half_period_ns = 1,
+};
 static __thread bool on_driver_thread = false;
-static volatile bool stopping = false;
-static opal_thread_t driver_thread;
 
 static int64_t now_ns(void)
 {
@@ -125,12 +141,12 @@ static int64_t now_ns(void)
 }
 
 /*
- * The core's sink; runs inside a core call, core lock held.
+ * Rank queues.
  */
 
 static bool rank_queue_push(rank_queue_t *queue, uint32_t rank, int kind)
 {
-    if (rank >= world_size) {
+    if (rank >= driver.world_size) {
         return false;
     }
     if (queue->pending[rank]) {
@@ -155,19 +171,34 @@ static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank, int *kind)
     return true;
 }
 
+static bool rank_queue_alloc(rank_queue_t *queue)
+{
+    queue->ranks = calloc(driver.world_size, sizeof(*queue->ranks));
+    queue->pending = calloc(driver.world_size, sizeof(*queue->pending));
+    queue->count = 0;
+    return NULL != queue->ranks && NULL != queue->pending;
+}
+
+static void rank_queue_free(rank_queue_t *queue)
+{
+    free(queue->ranks);
+    free(queue->pending);
+    *queue = (rank_queue_t){NULL, NULL, 0};
+}
+
+/*
+ * The core's sink; runs inside a core call, core lock held.
+ */
+
 static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
-        bool observed = ranks[i] < world_size && suspected_here[ranks[i]];
-        if (observed) {
-            suspected_here[ranks[i]] = false;
+        driver.ops.failed(ranks[i], btl_ft_failure_kind(driver.core, ranks[i]));
+        pthread_mutex_lock(&driver.queue_lock);
+        if (driver.accepting && rank_queue_push(&driver.to_ulfm, ranks[i], 1)) {
+            driver.to_ulfm_queued = 1;
         }
-        ompi_comm_ft_detector_failed(ranks[i], observed);
-        pthread_mutex_lock(&queue_lock);
-        if (accepting && rank_queue_push(&to_ulfm, ranks[i], 1)) {
-            to_ulfm_queued = 1;
-        }
-        pthread_mutex_unlock(&queue_lock);
+        pthread_mutex_unlock(&driver.queue_lock);
     }
 }
 
@@ -177,21 +208,20 @@ static void on_failed(void *context, const uint32_t *ranks, size_t count)
 static void on_suspected(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
-        if (ranks[i] < world_size) {
-            suspected_here[ranks[i]] = true;
-            ompi_comm_ft_detector_fence(ranks[i]);
+        if (ranks[i] < driver.world_size) {
+            driver.ops.suspected(ranks[i]);
         }
     }
 }
 
 static void on_declared_dead_self(void *context, uint32_t told_by, const char *reason)
 {
-    ompi_comm_ft_detector_declared_dead_self(told_by, reason);
+    driver.ops.declared_dead_self(told_by, reason);
 }
 
 static void on_close_call(void *context, uint32_t emitter, int64_t silent_ns)
 {
-    ompi_comm_ft_detector_close_call(emitter, silent_ns);
+    driver.ops.close_call(emitter, silent_ns);
 }
 
 /*
@@ -204,33 +234,33 @@ static void drain_reports(int64_t now)
     int kind;
 
     for (;;) {
-        pthread_mutex_lock(&queue_lock);
-        if (!rank_queue_pop(&reports, &rank, &kind)) {
-            pthread_mutex_unlock(&queue_lock);
+        pthread_mutex_lock(&driver.queue_lock);
+        if (!rank_queue_pop(&driver.reports, &rank, &kind)) {
+            pthread_mutex_unlock(&driver.queue_lock);
             return;
         }
-        pthread_mutex_unlock(&queue_lock);
-        btl_ft_report_failure(core, now, rank, kind);
+        pthread_mutex_unlock(&driver.queue_lock);
+        btl_ft_report_failure(driver.core, now, rank, kind);
     }
 }
 
 static void drain_inbox(int64_t now)
 {
-    ompi_comm_ft_inbox_item_t *item, *next;
+    inbox_item_t *item, *next;
 
-    pthread_mutex_lock(&queue_lock);
-    item = inbox_head;
-    inbox_head = NULL;
-    inbox_tail = &inbox_head;
-    queued = 0;
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_lock(&driver.queue_lock);
+    item = driver.inbox_head;
+    driver.inbox_head = NULL;
+    driver.inbox_tail = &driver.inbox_head;
+    driver.queued = 0;
+    pthread_mutex_unlock(&driver.queue_lock);
 
     for (; NULL != item; item = next) {
         next = item->next;
-        if (OMPI_FT_INBOX_MESSAGE == item->kind) {
-            (void) btl_ft_on_message(core, now, item->from, item->bytes, item->length);
-        } else if (OMPI_FT_INBOX_SHRUNK == item->kind) {
-            btl_ft_on_shrunk(core, now, (const uint32_t *) item->bytes,
+        if (INBOX_MESSAGE == item->kind) {
+            (void) btl_ft_on_message(driver.core, now, item->from, item->bytes, item->length);
+        } else {
+            btl_ft_on_shrunk(driver.core, now, (const uint32_t *) item->bytes,
                              item->length / sizeof(uint32_t));
         }
         free(item);
@@ -247,9 +277,9 @@ static void report_core_failure(void)
     if (!reported) {
         reported = true;
         opal_output(0, "btl_ft: the failure detector stopped: %s; this process goes on without it "
-                       "and will be declared failed by the others", btl_ft_failure(core));
+                       "and will be declared failed by the others", btl_ft_failure(driver.core));
     }
-    next_deadline_ns = INT64_MAX;
+    driver.next_deadline_ns = INT64_MAX;
 }
 
 /* The clock is read here, under the core lock: the core's calls see it
@@ -261,13 +291,13 @@ static void step_locked(void)
 
     drain_reports(now);
     drain_inbox(now);
-    word = ompi_comm_ft_transport_read_flag();
-    if (word != last_flag_word) {
-        last_flag_word = word;
-        btl_ft_on_heartbeat_word(core, now, word);
+    word = driver.ops.read_flag();
+    if (word != driver.last_flag_word) {
+        driver.last_flag_word = word;
+        btl_ft_on_heartbeat_word(driver.core, now, word);
     }
-    next_deadline_ns = btl_ft_tick(core, now);
-    if (BTL_FT_BROKEN == next_deadline_ns) {
+    driver.next_deadline_ns = btl_ft_tick(driver.core, now);
+    if (BTL_FT_BROKEN == driver.next_deadline_ns) {
         report_core_failure();
     }
 }
@@ -280,11 +310,11 @@ static void step_locked(void)
  * progress never waits for the core lock. 1 if it stepped. */
 static int try_step(void)
 {
-    if (0 != pthread_mutex_trylock(&core_lock)) {
+    if (0 != pthread_mutex_trylock(&driver.core_lock)) {
         return 0;
     }
     step_locked();
-    pthread_mutex_unlock(&core_lock);
+    pthread_mutex_unlock(&driver.core_lock);
     return 1;
 }
 
@@ -292,13 +322,13 @@ static void wait_until(int64_t deadline_ns)
 {
     struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
 
-    pthread_mutex_lock(&queue_lock);
-    while (!stopping && 0 == queued) {
-        if (ETIMEDOUT == pthread_cond_timedwait(&queue_cond, &queue_lock, &ts)) {
+    pthread_mutex_lock(&driver.queue_lock);
+    while (!driver.stopping && 0 == driver.queued) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&driver.queue_cond, &driver.queue_lock, &ts)) {
             break;
         }
     }
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&driver.queue_lock);
 }
 
 /* A low-priority progress callback in the application's threads: stamps
@@ -314,9 +344,9 @@ static int app_progress_cb(void)
         return 0;
     }
     now = now_ns();
-    app_progress_ns = now;
-    if (now - LATE_STEP_NS < next_deadline_ns
-        && (0 == queued || now - LATE_STEP_NS < queued_at_ns)) {
+    driver.app_progress_ns = now;
+    if (now - LATE_STEP_NS < driver.next_deadline_ns
+        && (0 == driver.queued || now - LATE_STEP_NS < driver.queued_at_ns)) {
         return 0;
     }
     return try_step();
@@ -330,24 +360,24 @@ static void *driver_thread_main(opal_object_t *object)
     on_driver_thread = true;
     /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
     pthread_setname_np(pthread_self(), "btl_ft");
-    while (!stopping) {
+    while (!driver.stopping) {
         /* progress before the step: after a long stall (the process was
          * stopped or starved), what peers sent meanwhile must reach the core
          * before its timers fire, or it would suspect its emitter before
          * learning that it was itself declared dead */
-        app_quiet = now_ns() - app_progress_ns > half_period_ns;
+        app_quiet = now_ns() - driver.app_progress_ns > driver.half_period_ns;
         if (app_quiet) {
             opal_progress();
         }
 
-        pthread_mutex_lock(&core_lock);
+        pthread_mutex_lock(&driver.core_lock);
         step_locked();
-        deadline = next_deadline_ns;
-        pthread_mutex_unlock(&core_lock);
+        deadline = driver.next_deadline_ns;
+        pthread_mutex_unlock(&driver.core_lock);
 
         now = now_ns();
-        if (app_quiet && deadline > now + half_period_ns) {
-            deadline = now + half_period_ns;
+        if (app_quiet && deadline > now + driver.half_period_ns) {
+            deadline = now + driver.half_period_ns;
         }
         wait_until(deadline);
     }
@@ -361,18 +391,18 @@ static int deliver_to_ulfm_cb(void)
     uint32_t rank;
     int kind, delivered = 0;
 
-    if (0 == to_ulfm_queued) {
+    if (0 == driver.to_ulfm_queued) {
         return 0;
     }
     for (;;) {
-        pthread_mutex_lock(&queue_lock);
-        if (!rank_queue_pop(&to_ulfm, &rank, &kind)) {
-            to_ulfm_queued = 0;
-            pthread_mutex_unlock(&queue_lock);
+        pthread_mutex_lock(&driver.queue_lock);
+        if (!rank_queue_pop(&driver.to_ulfm, &rank, &kind)) {
+            driver.to_ulfm_queued = 0;
+            pthread_mutex_unlock(&driver.queue_lock);
             return delivered;
         }
-        pthread_mutex_unlock(&queue_lock);
-        ompi_comm_ft_detector_tell_ulfm(rank);
+        pthread_mutex_unlock(&driver.queue_lock);
+        driver.ops.tell_ulfm(rank);
         ++delivered;
     }
 }
@@ -381,8 +411,8 @@ static int driver_progress_cb(void)
 {
     int64_t now = now_ns();
 
-    if (now < next_deadline_ns && 0 == queued
-        && ompi_comm_ft_transport_read_flag() == last_flag_word) {
+    if (now < driver.next_deadline_ns && 0 == driver.queued
+        && driver.ops.read_flag() == driver.last_flag_word) {
         return 0;
     }
     return try_step();
@@ -394,27 +424,27 @@ static int driver_progress_cb(void)
 
 static void wake_locked(void)
 {
-    if (0 == queued) {
-        queued_at_ns = now_ns();
+    if (0 == driver.queued) {
+        driver.queued_at_ns = now_ns();
     }
-    queued = 1;
-    pthread_cond_signal(&queue_cond);
+    driver.queued = 1;
+    pthread_cond_signal(&driver.queue_cond);
 }
 
 void ompi_comm_ft_driver_report(uint32_t rank, int kind)
 {
-    pthread_mutex_lock(&queue_lock);
-    if (accepting && rank_queue_push(&reports, rank, kind)) {
+    pthread_mutex_lock(&driver.queue_lock);
+    if (driver.accepting && rank_queue_push(&driver.reports, rank, kind)) {
         wake_locked();
     }
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&driver.queue_lock);
 }
 
-void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, size_t length)
+static void inbox_push(int kind, uint32_t from, const void *bytes, size_t length)
 {
-    ompi_comm_ft_inbox_item_t *item;
+    inbox_item_t *item;
 
-    if (!accepting) {
+    if (!driver.accepting) {
         return; /* unlocked peek; rechecked below */
     }
     item = malloc(sizeof(*item) + length);
@@ -427,102 +457,96 @@ void ompi_comm_ft_driver_deliver(int kind, uint32_t from, const void *bytes, siz
     item->length = length;
     memcpy(item->bytes, bytes, length);
 
-    pthread_mutex_lock(&queue_lock);
-    if (!accepting) {
-        pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_lock(&driver.queue_lock);
+    if (!driver.accepting) {
+        pthread_mutex_unlock(&driver.queue_lock);
         free(item);
         return;
     }
-    *inbox_tail = item;
-    inbox_tail = &item->next;
+    *driver.inbox_tail = item;
+    driver.inbox_tail = &item->next;
     wake_locked();
-    pthread_mutex_unlock(&queue_lock);
+    pthread_mutex_unlock(&driver.queue_lock);
 }
 
-static bool rank_queue_alloc(rank_queue_t *queue)
+void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length)
 {
-    queue->ranks = calloc(world_size, sizeof(*queue->ranks));
-    queue->pending = calloc(world_size, sizeof(*queue->pending));
-    queue->count = 0;
-    return NULL != queue->ranks && NULL != queue->pending;
+    inbox_push(INBOX_MESSAGE, from, bytes, length);
 }
 
-static void rank_queue_free(rank_queue_t *queue)
+/* Queued like a message, so the core sees it in order with what arrived before. */
+void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count)
 {
-    free(queue->ranks);
-    free(queue->pending);
-    *queue = (rank_queue_t){NULL, NULL, 0};
+    inbox_push(INBOX_SHRUNK, driver.world_size, members, count * sizeof(*members));
 }
 
 static void free_rank_queues(void)
 {
-    rank_queue_free(&reports);
-    rank_queue_free(&to_ulfm);
-    free(suspected_here);
-    suspected_here = NULL;
-    world_size = 0;
+    rank_queue_free(&driver.reports);
+    rank_queue_free(&driver.to_ulfm);
+    driver.world_size = 0;
 }
 
 static void discard_queues(void)
 {
-    ompi_comm_ft_inbox_item_t *item, *next;
+    inbox_item_t *item, *next;
 
-    pthread_mutex_lock(&queue_lock);
-    accepting = false;
-    for (item = inbox_head; NULL != item; item = next) {
+    pthread_mutex_lock(&driver.queue_lock);
+    driver.accepting = false;
+    for (item = driver.inbox_head; NULL != item; item = next) {
         next = item->next;
         free(item);
     }
-    inbox_head = NULL;
-    inbox_tail = &inbox_head;
-    reports.count = 0;
-    to_ulfm.count = 0;
-    to_ulfm_queued = 0;
-    queued = 0;
-    pthread_mutex_unlock(&queue_lock);
+    driver.inbox_head = NULL;
+    driver.inbox_tail = &driver.inbox_head;
+    driver.reports.count = 0;
+    driver.to_ulfm.count = 0;
+    driver.to_ulfm_queued = 0;
+    driver.queued = 0;
+    pthread_mutex_unlock(&driver.queue_lock);
 }
 
 /*
  * Lifecycle.
  */
 
-int ompi_comm_ft_driver_init(const btl_ft_config_t *config, bool thread, char *error,
-                             size_t error_length)
+int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
+                             bool use_thread, char *error, size_t error_length)
 {
     btl_ft_callbacks_t callbacks = {
         .context = NULL,
-        .put_heartbeat = ompi_comm_ft_transport_put_heartbeat,
-        .send = ompi_comm_ft_transport_send,
-        .observer_handle = ompi_comm_ft_transport_observer_handle,
+        .put_heartbeat = ops->put_heartbeat,
+        .send = ops->send,
+        .observer_handle = ops->observer_handle,
         .failed = on_failed,
         .declared_dead_self = on_declared_dead_self,
         .suspected = on_suspected,
         .close_call = on_close_call,
-        .local_state = ompi_comm_ft_witness_local_state,
+        .local_state = ops->local_state,
     };
     pthread_condattr_t attr;
 
-    world_size = config->size;
-    suspected_here = calloc(world_size, sizeof(*suspected_here));
-    if (!rank_queue_alloc(&reports) || !rank_queue_alloc(&to_ulfm) || NULL == suspected_here) {
+    driver.ops = *ops;
+    driver.world_size = config->size;
+    if (!rank_queue_alloc(&driver.reports) || !rank_queue_alloc(&driver.to_ulfm)) {
         free_rank_queues();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (0 != btl_ft_create(config, &callbacks, &core, error, error_length)) {
+    if (0 != btl_ft_create(config, &callbacks, &driver.core, error, error_length)) {
         free_rank_queues();
         return OMPI_ERR_BAD_PARAM;
     }
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&queue_cond, &attr);
+    pthread_cond_init(&driver.queue_cond, &attr);
     pthread_condattr_destroy(&attr);
 
-    use_thread = thread;
-    half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
-    last_flag_word = ompi_comm_ft_transport_read_flag();
-    pthread_mutex_lock(&queue_lock);
-    accepting = true; /* messages may arrive before start; the core keeps them */
-    pthread_mutex_unlock(&queue_lock);
+    driver.use_thread = use_thread;
+    driver.half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
+    driver.last_flag_word = driver.ops.read_flag();
+    pthread_mutex_lock(&driver.queue_lock);
+    driver.accepting = true; /* messages may arrive before start; the core keeps them */
+    pthread_mutex_unlock(&driver.queue_lock);
     return OMPI_SUCCESS;
 }
 
@@ -530,75 +554,74 @@ int ompi_comm_ft_driver_start(void)
 {
     int ret;
 
-    if (NULL == core) {
+    if (NULL == driver.core) {
         return OMPI_SUCCESS;
     }
-    pthread_mutex_lock(&core_lock);
-    (void) btl_ft_start(core, now_ns()); /* a failure here shows at the first tick */
+    pthread_mutex_lock(&driver.core_lock);
+    (void) btl_ft_start(driver.core, now_ns()); /* a failure here shows at the first tick */
     step_locked();
-    pthread_mutex_unlock(&core_lock);
+    pthread_mutex_unlock(&driver.core_lock);
 
-    stopping = false;
+    driver.stopping = false;
     if (OPAL_SUCCESS != (ret = opal_progress_register(deliver_to_ulfm_cb))) {
         return ret;
     }
-    if (use_thread) {
-        OBJ_CONSTRUCT(&driver_thread, opal_thread_t);
-        driver_thread.t_run = driver_thread_main;
-        driver_thread.t_arg = NULL;
-        app_progress_ns = now_ns();
+    if (driver.use_thread) {
+        OBJ_CONSTRUCT(&driver.thread, opal_thread_t);
+        driver.thread.t_run = driver_thread_main;
+        driver.thread.t_arg = NULL;
+        driver.app_progress_ns = now_ns();
         opal_progress_register_lp(app_progress_cb);
-        ret = opal_thread_start(&driver_thread);
+        ret = opal_thread_start(&driver.thread);
     } else {
         ret = opal_progress_register(driver_progress_cb);
     }
-    running = (OPAL_SUCCESS == ret);
-    if (!running) {
+    driver.running = (OPAL_SUCCESS == ret);
+    if (!driver.running) {
         opal_progress_unregister(deliver_to_ulfm_cb);
     }
     return ret;
 }
 
+static void stop_driving(void)
+{
+    void *thread_return;
+
+    if (driver.use_thread) {
+        pthread_mutex_lock(&driver.queue_lock);
+        driver.stopping = true;
+        pthread_cond_signal(&driver.queue_cond);
+        pthread_mutex_unlock(&driver.queue_lock);
+        opal_thread_join(&driver.thread, &thread_return);
+        OBJ_DESTRUCT(&driver.thread);
+        opal_progress_unregister(app_progress_cb);
+    } else {
+        opal_progress_unregister(driver_progress_cb);
+    }
+    opal_progress_unregister(deliver_to_ulfm_cb);
+    driver.running = false;
+}
+
 void ompi_comm_ft_driver_finalize(void)
 {
     btl_ft_stats_t stats;
-    void *thread_return;
 
-    if (NULL == core) {
+    if (NULL == driver.core) {
         return;
     }
-    if (running) {
-        if (use_thread) {
-            pthread_mutex_lock(&queue_lock);
-            stopping = true;
-            pthread_cond_signal(&queue_cond);
-            pthread_mutex_unlock(&queue_lock);
-            opal_thread_join(&driver_thread, &thread_return);
-            OBJ_DESTRUCT(&driver_thread);
-            opal_progress_unregister(app_progress_cb);
-        } else {
-            opal_progress_unregister(driver_progress_cb);
-        }
-        opal_progress_unregister(deliver_to_ulfm_cb);
-        running = false;
+    if (driver.running) {
+        stop_driving();
     }
     discard_queues();
 
-    pthread_mutex_lock(&core_lock);
-    (void) btl_ft_leave(core, now_ns()); /* leaving: nothing left to do on failure */
-    btl_ft_get_stats(core, &stats);
-    ompi_comm_ft_detector_report_counters(&stats);
-    opal_output_verbose(10, ompi_ftmpi_output_handle,
-                        "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
-                        " notices started %" PRIu64 " received %" PRIu64 " malformed %" PRIu64
-                        " witnesses asked %" PRIu64 " answered %" PRIu64,
-                        stats.heartbeats_sent, stats.heartbeats_missed, stats.suspicions,
-                        stats.notices_started, stats.notices_received, stats.malformed_dropped,
-                        stats.witness_queries, stats.witness_answers);
-    btl_ft_destroy(core);
-    core = NULL;
-    pthread_mutex_unlock(&core_lock);
+    pthread_mutex_lock(&driver.core_lock);
+    (void) btl_ft_leave(driver.core, now_ns()); /* leaving: nothing left to do on failure */
+    btl_ft_get_stats(driver.core, &stats);
+    driver.ops.report_counters(&stats);
+    btl_ft_destroy(driver.core);
+    driver.core = NULL;
+    pthread_mutex_unlock(&driver.core_lock);
 
-    pthread_cond_destroy(&queue_cond);
+    pthread_cond_destroy(&driver.queue_cond);
     free_rank_queues();
 }

@@ -9,7 +9,10 @@
 
 /*
  * MCA variables of the btl_ft failure detector (mpi_ft_detector_* and
- * mpi_ft_propagator), and their validation at MPI_Init.
+ * mpi_ft_propagator): their registration with the defaults of btl_ft.h,
+ * their parsing at MPI_Init, and the core's verdict on their values shown
+ * under their names. The ranges are the core's alone (btl_ft_config_problem):
+ * this file only checks that a value is of the right kind.
  *
  * Period and timeout are DOUBLE variables, but mca_base_var turns "abc" into
  * 0.0 without a word (strtod(src, NULL)); when the value came through the
@@ -27,6 +30,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opal/mca/base/mca_base_var.h"
 #include "opal/util/printf.h"
@@ -35,21 +39,38 @@
 #include "ompi/constants.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
 
-#define SECONDS_MAX 1.0e6
-#define SECONDS_ACCEPTED "a positive number of seconds, from 1e-9 to 1e6"
+/* beyond this a number of seconds has no int64 nanosecond value */
+#define SECONDS_REPRESENTABLE 9.0e9
+#define SECONDS_RULE "must be a positive number of seconds"
 
-static bool detector_enable = true;
-static bool detector_use_thread = true;
-static bool detector_rdma_heartbeat = true;
-static bool detector_fence = true;
-static double detector_period = 0.1;
-static double detector_timeout = 1.0;
-static char *detector_ring_order = "node";
-static char *detector_propagator = "hba";
-static uint64_t detector_seed = 0x62746c5f6674ULL; /* "btl_ft" */
-static unsigned int detector_probe_width = BTL_FT_PROBE_WIDTH_MAX;
-static bool detector_quorum = true;
-static bool detector_witness = true;
+/* The variables' storage, with the defaults of btl_ft.h. */
+typedef struct ompi_comm_ft_detector_vars_t {
+    bool enable;
+    bool use_thread;
+    bool rdma_heartbeat;
+    bool fence;
+    double period_s;
+    double timeout_s;
+    char *ring_order;
+    char *propagator;
+    uint64_t seed;
+    unsigned int probe_width;
+    bool quorum;
+    bool witness;
+} ompi_comm_ft_detector_vars_t;
+
+static ompi_comm_ft_detector_vars_t vars = {
+    .enable = true,
+    .use_thread = true,
+    .rdma_heartbeat = true,
+    .fence = true,
+    .period_s = BTL_FT_DEFAULT_PERIOD_NS / 1e9,
+    .timeout_s = BTL_FT_DEFAULT_TIMEOUT_NS / 1e9,
+    .seed = 0x62746c5f6674ULL, /* "btl_ft" */
+    .probe_width = BTL_FT_DEFAULT_PROBE_WIDTH,
+    .quorum = BTL_FT_DEFAULT_QUORUM,
+    .witness = BTL_FT_DEFAULT_WITNESS,
+};
 
 /* first variable whose value Open MPI itself rejected at registration */
 static const char *rejected_variable = NULL;
@@ -69,35 +90,39 @@ int ompi_comm_ft_detector_params_register(void)
 {
     char *ring_order_help = NULL, *propagator_help = NULL;
 
+    /* the words of the core's defaults; Open MPI copies a string default */
+    vars.ring_order = (char *) btl_ft_ring_order_name(BTL_FT_DEFAULT_RING_ORDER);
+    vars.propagator = (char *) btl_ft_propagator_name(BTL_FT_DEFAULT_PROPAGATOR);
+
     register_variable("detector",
                       "Run the btl_ft failure detector (observation ring with RDMA heartbeats "
                       "and failure-notice broadcast) when ULFM fault tolerance is enabled "
                       "(mpi_ft_enable); if false, failures are only learnt from the runtime "
                       "and in-band transport errors",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &detector_enable);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_4, &vars.enable);
     register_variable("detector_period",
                       "Heartbeat period eta, in seconds (a positive number, e.g. 0.01)",
-                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &detector_period);
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &vars.period_s);
     register_variable("detector_timeout",
                       "Suspicion timeout delta, in seconds: an observer suspects its emitter "
                       "when no heartbeat arrived for this long (a number larger than "
                       "mpi_ft_detector_period; 3 to 10 periods is typical)",
-                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &detector_timeout);
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &vars.timeout_s);
     register_variable("detector_thread",
                       "Emit heartbeats and run the detector from a library-internal thread, "
                       "so a computing application cannot starve them (enables thread "
                       "safety in the transports); if false, the detector runs only when the "
                       "application calls into MPI",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_use_thread);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.use_thread);
     register_variable("detector_rdma_heartbeat",
                       "Deposit heartbeats with a BTL RDMA put into the observer's registered "
                       "flag word; if false, or where a BTL has no put, heartbeats are active "
                       "messages",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_rdma_heartbeat);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.rdma_heartbeat);
     register_variable("detector_fence",
                       "Ask the runtime (PMIx job control) to kill a process this process "
                       "declared failed, so a hung process cannot come back",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_fence);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.fence);
     register_variable("detector_quorum",
                       "A process that loses contact with at least half of the processes at "
                       "once (exactly half: without the lowest rank among them) stops instead "
@@ -109,7 +134,7 @@ int ompi_comm_ft_detector_params_register(void)
                       "from the application, for the runtime to confirm them. The price: half "
                       "of the job or more hanging at once, unconfirmed, stops the rest. Turn "
                       "off only for applications that must survive that",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_quorum);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.quorum);
     register_variable("detector_witness",
                       "Before declaring a silent process of another node failed, ask a "
                       "process of that node whether the operating system still runs it (its "
@@ -119,18 +144,18 @@ int ompi_comm_ft_detector_params_register(void)
                       "whichever is longer; one that is stopped "
                       "(SIGSTOP) or gone is declared at once. If false, only the silent "
                       "process's own answer to a probe counts",
-                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &detector_witness);
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.witness);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
                       "shuffle); must be the same in every process",
-                      MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_9, &detector_seed);
+                      MCA_BASE_VAR_TYPE_UINT64_T, OPAL_INFO_LVL_9, &vars.seed);
     register_variable("detector_probe_width",
                       "Predecessors checked at once when the ring is mended after a failure "
                       "(1 = one at a time, as in seed 002; up to " BTL_FT_STRINGIFY(BTL_FT_PROBE_WIDTH_MAX)
                       ", and never more than "
                       "log2 of the job size): a row of up to k stopped neighbours is found in "
                       "about 3 timeouts instead of 2k+1",
-                      MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_9, &detector_probe_width);
+                      MCA_BASE_VAR_TYPE_UNSIGNED_INT, OPAL_INFO_LVL_9, &vars.probe_width);
 
     opal_asprintf(&ring_order_help,
                   "Order of the observation ring, one of %s: rank = each rank observes "
@@ -139,7 +164,7 @@ int ompi_comm_ft_detector_params_register(void)
                   "seeded random permutation",
                   btl_ft_ring_order_words);
     register_variable("detector_ring_order", ring_order_help, MCA_BASE_VAR_TYPE_STRING,
-                      OPAL_INFO_LVL_5, &detector_ring_order);
+                      OPAL_INFO_LVL_5, &vars.ring_order);
     free(ring_order_help);
 
     opal_asprintf(&propagator_help,
@@ -147,19 +172,22 @@ int ompi_comm_ft_detector_params_register(void)
                   "broadcasts; bmg = binomial graph; chord = forward-only binomial graph",
                   btl_ft_propagator_words);
     register_variable("propagator", propagator_help, MCA_BASE_VAR_TYPE_STRING,
-                      OPAL_INFO_LVL_5, &detector_propagator);
+                      OPAL_INFO_LVL_5, &vars.propagator);
     free(propagator_help);
 
     return OMPI_SUCCESS;
 }
 
-static int show_invalid(const char *name, const char *value, const char *accepted)
+/* `rule`: what the value must be, as the core words it ("must be positive") */
+static int show_invalid(const char *name, const char *value, const char *rule)
 {
     opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name,
-                   NULL == value ? "(empty)" : value, accepted);
+                   NULL == value ? "(empty)" : value, rule);
     return OMPI_ERR_BAD_PARAM;
 }
 
+/* Only that it is a number of seconds with a nanosecond value; whether it
+ * is positive, or larger than the period, is the core's to say. */
 static int check_seconds(const char *name, double seconds, const char *text, int64_t *out_ns)
 {
     char shown[64];
@@ -168,10 +196,10 @@ static int check_seconds(const char *name, double seconds, const char *text, int
         snprintf(shown, sizeof(shown), "%g", seconds);
         text = shown;
     }
-    if (!isfinite(seconds) || seconds <= 0.0 || seconds > SECONDS_MAX
-        || (*out_ns = (int64_t) llround(seconds * 1e9)) < 1) {
-        return show_invalid(name, text, SECONDS_ACCEPTED);
+    if (!isfinite(seconds) || fabs(seconds) > SECONDS_REPRESENTABLE) {
+        return show_invalid(name, text, SECONDS_RULE);
     }
+    *out_ns = (int64_t) llround(seconds * 1e9);
     return OMPI_SUCCESS;
 }
 
@@ -193,7 +221,7 @@ static int parse_seconds(const char *name, double value, int64_t *out_ns)
         ++end;
     }
     if (end == text || '\0' != *end || 0 != errno) {
-        return show_invalid(name, text, SECONDS_ACCEPTED);
+        return show_invalid(name, text, SECONDS_RULE);
     }
     return check_seconds(name, value, text, out_ns);
 }
@@ -201,8 +229,11 @@ static int parse_seconds(const char *name, double value, int64_t *out_ns)
 static int parse_word(const char *name, const char *text, int (*parse)(const char *, int *),
                       const char *words, int *out)
 {
+    char rule[128];
+
     if (NULL == text || 0 != parse(text, out)) {
-        return show_invalid(name, text, words);
+        snprintf(rule, sizeof(rule), "must be one of %s", words);
+        return show_invalid(name, text, rule);
     }
     return OMPI_SUCCESS;
 }
@@ -215,40 +246,80 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, rejected_variable);
         return OMPI_ERR_BAD_PARAM;
     }
-    params->enable = detector_enable;
-    params->use_thread = detector_use_thread;
-    params->rdma_heartbeat = detector_rdma_heartbeat;
-    params->fence = detector_fence;
-    params->seed = detector_seed;
-    if (detector_probe_width < 1 || detector_probe_width > BTL_FT_PROBE_WIDTH_MAX) {
-        char shown[32];
-        snprintf(shown, sizeof(shown), "%u", detector_probe_width);
-        return show_invalid("mpi_ft_detector_probe_width", shown,
-                            "a whole number from 1 to " BTL_FT_STRINGIFY(BTL_FT_PROBE_WIDTH_MAX));
-    }
-    params->probe_width = detector_probe_width;
-    params->quorum = detector_quorum;
-    params->witness = detector_witness;
+    params->enable = vars.enable;
+    params->use_thread = vars.use_thread;
+    params->rdma_heartbeat = vars.rdma_heartbeat;
+    params->fence = vars.fence;
+    params->seed = vars.seed;
+    params->probe_width = vars.probe_width;
+    params->quorum = vars.quorum;
+    params->witness = vars.witness;
 
-    if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", detector_period,
+    if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", vars.period_s,
                                              &params->period_ns))
-        || OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_timeout", detector_timeout,
+        || OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_timeout", vars.timeout_s,
                                                 &params->timeout_ns))
-        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_detector_ring_order", detector_ring_order,
+        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_detector_ring_order", vars.ring_order,
                                              btl_ft_parse_ring_order, btl_ft_ring_order_words,
                                              &params->ring_order))
-        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_propagator", detector_propagator,
+        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_propagator", vars.propagator,
                                              btl_ft_parse_propagator, btl_ft_propagator_words,
                                              &params->propagator))) {
         return ret;
     }
-    if (params->timeout_ns <= params->period_ns) {
-        char timeout_text[64], period_text[64];
-        snprintf(timeout_text, sizeof(timeout_text), "%g", params->timeout_ns / 1e9);
-        snprintf(period_text, sizeof(period_text), "%g", params->period_ns / 1e9);
-        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "timeout-not-above-period", true,
-                       timeout_text, period_text);
-        return OMPI_ERR_BAD_PARAM;
-    }
     return OMPI_SUCCESS;
+}
+
+/* The value as the user wrote it, when the environment has it. */
+static const char *value_text(const char *name, char *buffer, size_t length, const char *format,
+                              double value)
+{
+    char env_name[128];
+    const char *text;
+
+    snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
+    if (NULL != (text = getenv(env_name))) {
+        return text;
+    }
+    snprintf(buffer, length, format, value);
+    return buffer;
+}
+
+int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *params,
+                                       const btl_ft_config_t *config)
+{
+    static const struct {
+        const char *member; /* of btl_ft_config_t */
+        const char *variable;
+    } variable_of[] = {
+        {"period_ns", "mpi_ft_detector_period"},
+        {"timeout_ns", "mpi_ft_detector_timeout"},
+        {"probe_width", "mpi_ft_detector_probe_width"},
+    };
+    char rule[128], shown[64], core_text[256];
+    const char *member = btl_ft_config_problem(config, rule, sizeof(rule));
+
+    if (NULL == member) {
+        return OMPI_SUCCESS;
+    }
+    for (size_t i = 0; i < sizeof(variable_of) / sizeof(variable_of[0]); ++i) {
+        const char *name = variable_of[i].variable;
+        if (0 != strcmp(member, variable_of[i].member)) {
+            continue;
+        }
+        if (0 == strcmp(member, "probe_width")) {
+            snprintf(shown, sizeof(shown), "%u", params->probe_width);
+            return show_invalid(name, shown, rule);
+        }
+        return show_invalid(name,
+                            value_text(name, shown, sizeof(shown), "%g",
+                                       (0 == strcmp(member, "period_ns") ? params->period_ns
+                                                                         : params->timeout_ns)
+                                           / 1e9),
+                            rule);
+    }
+    /* a member no variable sets: the shim's own mistake */
+    snprintf(core_text, sizeof(core_text), "%s %s", member, rule);
+    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, core_text);
+    return OMPI_ERR_BAD_PARAM;
 }

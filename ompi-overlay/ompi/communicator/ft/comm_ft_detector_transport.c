@@ -54,9 +54,12 @@
 #define PUT_SOURCE_SLOTS 16
 #define REGISTRATIONS_MAX 8
 
+/* The one kind of frame: a message of the core. */
+#define FRAME_KIND_MESSAGE 0
+
 /* Prefix of every message on MCA_BTL_TAG_FT_DETECTOR. */
 typedef struct ompi_comm_ft_frame_header_t {
-    uint8_t kind; /* enum ompi_comm_ft_inbox_kind */
+    uint8_t kind; /* FRAME_KIND_MESSAGE */
     uint8_t pad[3];
     uint32_t from;
 } ompi_comm_ft_frame_header_t;
@@ -81,25 +84,33 @@ typedef struct ompi_comm_ft_put_target_t {
     mca_btl_base_registration_handle_t *local_handle;
 } ompi_comm_ft_put_target_t;
 
+/* Written by the emitter's put (or a BTL on its behalf), read by the driver. */
 static volatile uint64_t flag_word __opal_attribute_aligned__(64) = 0;
+/* Puts read their word from here; a slot is reused only PUT_SOURCE_SLOTS
+ * heartbeats later, long after its local completion. */
 static uint64_t put_source[PUT_SOURCE_SLOTS] __opal_attribute_aligned__(64);
-static unsigned put_source_next = 0;
 
-static ompi_comm_ft_registration_t registrations[REGISTRATIONS_MAX];
-static int registration_count = 0;
-static bool use_rdma = false;
-static uint32_t world_size = 0;
-static uint32_t self_rank = 0;
-static ompi_comm_ft_put_target_t target = {.observer = UINT32_MAX};
+typedef struct ompi_comm_ft_transport_t {
+    ompi_comm_ft_deliver_fn_t deliver; /* NULL until init: frames are dropped */
+    uint32_t world_size;
+    uint32_t self;
+    bool use_rdma;
+    unsigned put_source_next;
+    ompi_comm_ft_registration_t registrations[REGISTRATIONS_MAX];
+    int registration_count;
+    ompi_comm_ft_put_target_t target;
 
-/* What carried the heartbeats, reported at finalize: the evidence that the
- * put path is the one in use. Completions run on any thread. */
-static uint64_t heartbeats_put = 0;
-static opal_atomic_int64_t heartbeats_put_completed = 0;
-static uint64_t heartbeats_sent_as_messages = 0;
-static uint64_t flag_words_seen = 0;
-static uint64_t last_flag_word = 0;
-static const char *put_btl_name = NULL;
+    /* What carried the heartbeats, reported at finalize: the evidence that
+     * the put path is the one in use. Completions run on any thread. */
+    uint64_t heartbeats_put;
+    opal_atomic_int64_t heartbeats_put_completed;
+    uint64_t heartbeats_sent_as_messages;
+    uint64_t flag_words_seen;
+    uint64_t last_flag_word;
+    const char *put_btl_name;
+} ompi_comm_ft_transport_t;
+
+static ompi_comm_ft_transport_t transport = {.target = {.observer = UINT32_MAX}};
 
 /* Names a BTL module alike in every process: its component and its place
  * among that component's modules (uct opens one module per memory domain,
@@ -135,9 +146,9 @@ static bool btl_can_put_word(const mca_btl_base_module_t *btl)
 
 static ompi_comm_ft_registration_t *find_registration(const mca_btl_base_module_t *btl)
 {
-    for (int i = 0; i < registration_count; ++i) {
-        if (registrations[i].btl == btl) {
-            return &registrations[i];
+    for (int i = 0; i < transport.registration_count; ++i) {
+        if (transport.registrations[i].btl == btl) {
+            return &transport.registrations[i];
         }
     }
     return NULL;
@@ -148,10 +159,10 @@ static void register_flag(mca_btl_base_module_t *btl)
     ompi_comm_ft_registration_t *reg;
 
     if (!btl_can_put_word(btl) || NULL == btl->btl_register_mem
-        || REGISTRATIONS_MAX == registration_count) {
+        || REGISTRATIONS_MAX == transport.registration_count) {
         return;
     }
-    reg = &registrations[registration_count];
+    reg = &transport.registrations[transport.registration_count];
     reg->btl = btl;
     reg->flag_handle = btl->btl_register_mem(btl, NULL, (void *) &flag_word, sizeof(flag_word),
                                              MCA_BTL_REG_FLAG_LOCAL_WRITE
@@ -160,7 +171,7 @@ static void register_flag(mca_btl_base_module_t *btl)
     if (NULL == reg->flag_handle && NULL == reg->source_handle) {
         return;
     }
-    ++registration_count;
+    ++transport.registration_count;
 }
 
 /* {uint64 flag address, uint32 module identity, registration bytes}; the identity
@@ -172,10 +183,10 @@ static size_t pack_handle(unsigned char *handle, size_t capacity)
     size_t length = HANDLE_HEADER_BYTES;
     ompi_comm_ft_registration_t *packed = NULL;
 
-    for (int i = 0; i < registration_count && NULL == packed; ++i) {
-        size_t size = registrations[i].btl->btl_registration_handle_size;
-        if (NULL != registrations[i].flag_handle && HANDLE_HEADER_BYTES + size <= capacity) {
-            packed = &registrations[i];
+    for (int i = 0; i < transport.registration_count && NULL == packed; ++i) {
+        size_t size = transport.registrations[i].btl->btl_registration_handle_size;
+        if (NULL != transport.registrations[i].flag_handle && HANDLE_HEADER_BYTES + size <= capacity) {
+            packed = &transport.registrations[i];
         }
     }
     if (NULL != packed) {
@@ -200,8 +211,8 @@ static mca_bml_base_btl_t *find_put_btl(mca_bml_base_btl_array_t *array)
         mca_btl_base_module_t *btl = bml_btl->btl;
         if (btl_can_put_word(btl)
             && (NULL == btl->btl_register_mem
-                || (target.btl_hash == module_identity(btl)
-                    && target.handle_length == btl->btl_registration_handle_size))) {
+                || (transport.target.btl_hash == module_identity(btl)
+                    && transport.target.handle_length == btl->btl_registration_handle_size))) {
             return bml_btl;
         }
     }
@@ -224,11 +235,11 @@ static void resolve_put_target(void)
     mca_bml_base_btl_t *bml_btl = NULL;
     ompi_comm_ft_registration_t *reg;
 
-    target.resolved = true;
-    target.bml_btl = NULL;
-    target.local_handle = NULL;
-    if (!use_rdma || 0 == target.flag_address
-        || NULL == (endpoint = endpoint_of(target.observer))) {
+    transport.target.resolved = true;
+    transport.target.bml_btl = NULL;
+    transport.target.local_handle = NULL;
+    if (!transport.use_rdma || 0 == transport.target.flag_address
+        || NULL == (endpoint = endpoint_of(transport.target.observer))) {
         return;
     }
     /* tcp emulates put but is not in btl_rdma (it has no get) */
@@ -242,13 +253,13 @@ static void resolve_put_target(void)
             if (NULL == reg || NULL == reg->source_handle) {
                 return;
             }
-            target.local_handle = reg->source_handle;
+            transport.target.local_handle = reg->source_handle;
         }
     }
-    target.bml_btl = bml_btl;
-    put_btl_name = bml_btl->btl->btl_component->btl_version.mca_component_name;
+    transport.target.bml_btl = bml_btl;
+    transport.put_btl_name = bml_btl->btl->btl_component->btl_version.mca_component_name;
     opal_output_verbose(5, ompi_ftmpi_output_handle, "%s btl_ft: heartbeats to rank %u by %s put",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), target.observer,
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), transport.target.observer,
                         bml_btl->btl->btl_component->btl_version.mca_component_name);
 }
 
@@ -272,12 +283,12 @@ static void put_complete(mca_btl_base_module_t *module, struct mca_btl_base_endp
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), status);
         return;
     }
-    opal_atomic_add_fetch_64(&heartbeats_put_completed, 1);
+    opal_atomic_add_fetch_64(&transport.heartbeats_put_completed, 1);
 }
 
 static void send_frame(uint32_t peer, int kind, const void *bytes, size_t length)
 {
-    ompi_comm_ft_frame_header_t header = {.kind = (uint8_t) kind, .from = self_rank};
+    ompi_comm_ft_frame_header_t header = {.kind = (uint8_t) kind, .from = transport.self};
     mca_bml_base_endpoint_t *endpoint = endpoint_of(peer);
     mca_bml_base_btl_t *bml_btl;
     mca_btl_base_descriptor_t *des = NULL;
@@ -315,6 +326,7 @@ static void recv_cb(mca_btl_base_module_t *btl, const mca_btl_base_receive_descr
     unsigned char gathered[FRAME_MAX_BYTES];
     const unsigned char *frame = gathered;
     ompi_comm_ft_frame_header_t header;
+    ompi_comm_ft_deliver_fn_t deliver = transport.deliver;
     size_t length = 0;
 
     if (1 == desc->des_segment_count) {
@@ -334,12 +346,11 @@ static void recv_cb(mca_btl_base_module_t *btl, const mca_btl_base_receive_descr
         return;
     }
     memcpy(&header, frame, sizeof(header));
-    if (header.from >= world_size
-        || OMPI_FT_INBOX_MESSAGE != header.kind) {
+    if (header.from >= transport.world_size || FRAME_KIND_MESSAGE != header.kind
+        || NULL == deliver) {
         return;
     }
-    ompi_comm_ft_driver_deliver(header.kind, header.from, frame + sizeof(header),
-                                length - sizeof(header));
+    deliver(header.from, frame + sizeof(header), length - sizeof(header));
 }
 
 int ompi_comm_ft_transport_register_tag(void)
@@ -347,7 +358,7 @@ int ompi_comm_ft_transport_register_tag(void)
     static bool registered = false;
     int ret;
 
-    world_size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
+    transport.world_size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
     if (registered) {
         return OMPI_SUCCESS;
     }
@@ -357,17 +368,19 @@ int ompi_comm_ft_transport_register_tag(void)
 }
 
 int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
-                                void *handle, size_t handle_capacity, size_t *handle_length,
+                                ompi_comm_ft_deliver_fn_t deliver, void *handle,
+                                size_t handle_capacity, size_t *handle_length,
                                 size_t *max_message_bytes)
 {
     mca_btl_base_selected_module_t *selected;
     size_t max_bytes = BTL_FT_MESSAGE_MAX_BYTES;
 
-    self_rank = self;
-    world_size = size;
-    use_rdma = rdma_heartbeat;
+    transport.self = self;
+    transport.world_size = size;
+    transport.deliver = deliver;
+    transport.use_rdma = rdma_heartbeat;
     flag_word = 0;
-    target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
+    transport.target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
 
     OPAL_LIST_FOREACH (selected, &mca_btl_base_modules_initialized,
                        mca_btl_base_selected_module_t) {
@@ -376,12 +389,12 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
             && btl->btl_eager_limit - sizeof(ompi_comm_ft_frame_header_t) < max_bytes) {
             max_bytes = btl->btl_eager_limit - sizeof(ompi_comm_ft_frame_header_t);
         }
-        if (use_rdma) {
+        if (transport.use_rdma) {
             register_flag(btl);
         }
     }
     *max_message_bytes = max_bytes;
-    *handle_length = use_rdma ? pack_handle(handle, handle_capacity) : 0;
+    *handle_length = transport.use_rdma ? pack_handle(handle, handle_capacity) : 0;
     return OMPI_SUCCESS;
 }
 
@@ -390,21 +403,22 @@ void ompi_comm_ft_transport_finalize(void)
     opal_output_verbose(5, ompi_ftmpi_output_handle,
                         "%s btl_ft: heartbeats: %" PRIu64 " by %s put (%" PRId64 " completed), %" PRIu64
                         " by active message; %" PRIu64 " new words read from the local flag",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), heartbeats_put,
-                        NULL == put_btl_name ? "no" : put_btl_name,
-                        (int64_t) heartbeats_put_completed, heartbeats_sent_as_messages,
-                        flag_words_seen);
-    for (int i = 0; i < registration_count; ++i) {
-        mca_btl_base_module_t *btl = registrations[i].btl;
-        if (NULL != registrations[i].flag_handle) {
-            btl->btl_deregister_mem(btl, registrations[i].flag_handle);
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), transport.heartbeats_put,
+                        NULL == transport.put_btl_name ? "no" : transport.put_btl_name,
+                        (int64_t) transport.heartbeats_put_completed, transport.heartbeats_sent_as_messages,
+                        transport.flag_words_seen);
+    for (int i = 0; i < transport.registration_count; ++i) {
+        mca_btl_base_module_t *btl = transport.registrations[i].btl;
+        if (NULL != transport.registrations[i].flag_handle) {
+            btl->btl_deregister_mem(btl, transport.registrations[i].flag_handle);
         }
-        if (NULL != registrations[i].source_handle) {
-            btl->btl_deregister_mem(btl, registrations[i].source_handle);
+        if (NULL != transport.registrations[i].source_handle) {
+            btl->btl_deregister_mem(btl, transport.registrations[i].source_handle);
         }
     }
-    registration_count = 0;
-    target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
+    transport.registration_count = 0;
+    transport.target = (ompi_comm_ft_put_target_t){.observer = UINT32_MAX};
+    transport.deliver = NULL;
 }
 
 uint64_t ompi_comm_ft_transport_read_flag(void)
@@ -412,9 +426,9 @@ uint64_t ompi_comm_ft_transport_read_flag(void)
     uint64_t word;
     opal_atomic_rmb();
     word = flag_word;
-    if (word != last_flag_word) {
-        last_flag_word = word;
-        ++flag_words_seen;
+    if (word != transport.last_flag_word) {
+        transport.last_flag_word = word;
+        ++transport.flag_words_seen;
     }
     return word;
 }
@@ -422,15 +436,15 @@ uint64_t ompi_comm_ft_transport_read_flag(void)
 void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, const void *handle,
                                             size_t length)
 {
-    target = (ompi_comm_ft_put_target_t){.observer = observer};
+    transport.target = (ompi_comm_ft_put_target_t){.observer = observer};
     if (NULL == handle || length < HANDLE_HEADER_BYTES || length > BTL_FT_HANDLE_MAX_BYTES) {
         return;
     }
-    memcpy(&target.flag_address, handle, sizeof(uint64_t));
-    memcpy(&target.btl_hash, (const unsigned char *) handle + sizeof(uint64_t), sizeof(uint32_t));
-    target.handle_length = length - HANDLE_HEADER_BYTES;
-    memcpy(target.handle, (const unsigned char *) handle + HANDLE_HEADER_BYTES,
-           target.handle_length);
+    memcpy(&transport.target.flag_address, handle, sizeof(uint64_t));
+    memcpy(&transport.target.btl_hash, (const unsigned char *) handle + sizeof(uint64_t), sizeof(uint32_t));
+    transport.target.handle_length = length - HANDLE_HEADER_BYTES;
+    memcpy(transport.target.handle, (const unsigned char *) handle + HANDLE_HEADER_BYTES,
+           transport.target.handle_length);
 }
 
 /* 0: put (or lost to a busy BTL, which costs one period); -1: no put path
@@ -440,24 +454,24 @@ int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint6
     uint64_t *source;
     int ret;
 
-    if (observer != target.observer) {
+    if (observer != transport.target.observer) {
         /* a new observer whose handle has not arrived yet */
-        target = (ompi_comm_ft_put_target_t){.observer = observer};
+        transport.target = (ompi_comm_ft_put_target_t){.observer = observer};
     }
-    if (!target.resolved) {
+    if (!transport.target.resolved) {
         resolve_put_target();
     }
-    if (NULL != target.bml_btl) {
-        source = &put_source[put_source_next++ % PUT_SOURCE_SLOTS];
+    if (NULL != transport.target.bml_btl) {
+        source = &put_source[transport.put_source_next++ % PUT_SOURCE_SLOTS];
         *source = word;
-        ret = mca_bml_base_put(target.bml_btl, source, target.flag_address, target.local_handle,
-                               target.handle_length
-                                   ? (mca_btl_base_registration_handle_t *) target.handle
+        ret = mca_bml_base_put(transport.target.bml_btl, source, transport.target.flag_address, transport.target.local_handle,
+                               transport.target.handle_length
+                                   ? (mca_btl_base_registration_handle_t *) transport.target.handle
                                    : NULL,
                                sizeof(uint64_t), MCA_BTL_PUT_FLAG_LOCAL_COMPLETION,
                                MCA_BTL_NO_ORDER, put_complete, NULL);
         if (OPAL_LIKELY(OPAL_SUCCESS == ret)) {
-            ++heartbeats_put;
+            ++transport.heartbeats_put;
             return 0;
         }
         if (OPAL_ERR_OUT_OF_RESOURCE == ret) {
@@ -467,7 +481,7 @@ int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint6
                             "%s btl_ft: heartbeat put to rank %u failed (%d), sending it",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), observer, ret);
     }
-    ++heartbeats_sent_as_messages;
+    ++transport.heartbeats_sent_as_messages;
     return -1;
 }
 
@@ -476,5 +490,5 @@ void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes
     if (length > BTL_FT_MESSAGE_MAX_BYTES) {
         return;
     }
-    send_frame(peer, OMPI_FT_INBOX_MESSAGE, bytes, length);
+    send_frame(peer, FRAME_KIND_MESSAGE, bytes, length);
 }
