@@ -283,7 +283,13 @@ def tasks_cell(runs):
         return f"skipped: {skipped[0]['skipped']}"
     finished = [r for r in runs if r["finished"]]
     if not finished:
-        return f"did not finish within {runs[0]['deadline_s']:g} s"
+        ended = [r for r in runs if r["mpirun_exit"] is not None and r["wall_s"] < r["deadline_s"]]
+        if not ended:
+            return f"did not finish within {runs[0]['deadline_s']:g} s"
+        why = ("PRRTE aborted the job (lost a daemon)"
+               if any("lost communication with a remote daemon" in r.get("tail", "") for r in ended)
+               else "the job ended")
+        return f"no answer: {why}, mpirun exit {ended[0]['mpirun_exit']}"
     text = f"{common.median([r['time_s'] for r in finished]):.2f} s"
     if len(finished) < len(runs):
         text += f" ({len(finished)} of {len(runs)} finished within {runs[0]['deadline_s']:g} s)"
@@ -293,6 +299,13 @@ def tasks_cell(runs):
     recovery = [f["recovery_ms"] for r in finished for f in r["failures"] if f["recovery_ms"] is not None]
     if recovery:
         text += f"; recovery {common.median(recovery):.0f} ms"
+    early = [f["rank"] for r in finished for f in r["failures"]
+             if f["rank"] not in r.get("killed_ranks", r["victims"]) or (f["recovery_ms"] or 0) < 0]
+    if early:
+        text += f"; declared failed while alive: ranks {sorted(set(early))}"
+    stuck = [r for r in finished if r["mpirun_exit"] is None]
+    if stuck:
+        text += f"; mpirun killed at the bound after the answer ({len(stuck)} of {len(finished)})"
     return text
 
 
