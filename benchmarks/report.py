@@ -90,6 +90,32 @@ def agree_section():
             f"times for f > 1 can be early-biased, even negative.\n\n![agree]({common.RESULTS_NAME}/agree.png)")
 
 
+def crash_section():
+    runs = common.read_jsonl("crash")
+    if not runs:
+        return "No results (benchmarks/crash/run_crash.py)."
+    configs = [c for c in common.CONFIGS if any(r["config"] == c for r in runs)]
+    rows = []
+    for setup, n in sorted({(r["setup"], r["n"]) for r in runs}):
+        row = [setup, n]
+        for config in configs:
+            cell = [r for r in runs if (r["setup"], r["n"], r["config"]) == (setup, n, config)]
+            done = [r for r in cell if r["correct"]]
+            barrier = common.median([r["last_barrier_ms"] for r in done])
+            agree = common.median([r["last_agree_ms"] for r in done])
+            spread = (f" ({fmt(min(r['last_barrier_ms'] for r in done))}–"
+                      f"{fmt(max(r['last_barrier_ms'] for r in done))})" if done else "")
+            row.append(f"{fmt(barrier)}{spread} / {fmt(agree)}"
+                       + ("" if len(done) == len(cell) else f", {len(cell) - len(done)} of {len(cell)} wrong"))
+        rows.append(row)
+    header = ["setup", "n"] + [f"{c}: barrier (min–max) / agree ms" for c in configs]
+    return (table(header, rows) + "\n\nThe last rank SIGKILLs itself right after a barrier; each "
+            "survivor times its next `MPI_Barrier` (which must fail with `MPIX_ERR_PROC_FAILED`) and its "
+            "first `MPIX_Comm_agree`, from the kill. Median over repetitions of the worst survivor "
+            "(min–max of the worst survivor in brackets); configurations interleaved. \"wrong\": a "
+            "survivor's barrier did not fail, or the agreement named another set.")
+
+
 def propagate_section():
     rows = summary.propagate_rows(common.read_jsonl("propagate"))
     if not rows:
@@ -340,6 +366,7 @@ def main():
         ("Machine and run", machine_section(info)),
         ("Agreement after a failure (agree_after_failure)", agree_section()),
         ("Agreement after a node loss (agree_after_failure, kind node)", node_section()),
+        ("A crash reaching every survivor (crash)", crash_section()),
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
         ("Idle cost: a computing application", idle_cost_section()),

@@ -69,6 +69,7 @@ def stages(quick):
         ("fig4", fig4),
         ("propagate", [sys.executable, str(HERE / "propagate/run_propagate.py")] + flag),
         ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
+        ("crash", [sys.executable, str(HERE / "crash/run_crash.py")] + flag),
         ("node", [sys.executable, str(HERE / "node/run_node.py")] + flag),
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),

@@ -35,6 +35,28 @@ TEST(DetectorFaults, ReportFailureSpreadsBeforeAnyTimeoutAndMendsAtOnce) {
     EXPECT_EQ(net.at(6).stats().suspicions, 0u);  // it never had to time out
 }
 
+// The crash path (#18): the first process the runtime tells starts the
+// notice, and every survivor learns within a few message delays, no
+// timeout involved, that it was a crash, not a hang.
+TEST(DetectorFaults, ACrashTheRuntimeReportsToOneProcessReachesEveryoneAsACrash) {
+    fake_net net({.size = 12});
+    net.start_all();
+    net.run_until(200 * ms);
+    net.crash(5);
+    net.at(9).report_failure(net.now(), 5, failure_kind::crashed);
+    net.run_until(205 * ms);  // ceil(log2 12) hops of at most 1 ms each, and some
+    EXPECT_TRUE(net.survivors_agree({5}));
+    for (rank_t rank = 0; rank < net.size(); ++rank) {
+        if (rank != 5) {
+            EXPECT_EQ(net.at(rank).kind_of(5), failure_kind::crashed) << rank;
+        }
+    }
+    // one that learns of a failure from a transport error says so
+    net.crash(7);
+    net.at(2).report_failure(net.now(), 7, failure_kind::unreachable);
+    EXPECT_EQ(net.at(2).kind_of(7), failure_kind::unreachable);
+}
+
 TEST(DetectorFaults, ReportFailureEverywhereCostsOneFloodNotOnePerProcess) {
     fake_net net({.size = 32});
     net.start_all();

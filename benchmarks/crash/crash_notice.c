@@ -1,0 +1,104 @@
+/*
+ * How long a crash takes to reach every survivor (issue #18): after a
+ * barrier that every rank passed, the victim records the time and SIGKILLs
+ * itself; each survivor times its next MPI_Barrier, which must fail with
+ * MPIX_ERR_PROC_FAILED, and then its first MPIX_Comm_agree. Nothing else
+ * runs, so what the barrier waits for is the news of the crash.
+ *
+ *   crash_notice --victim R --inject-file F [--warmup 20] [--deadline-s 20]
+ *
+ * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
+ * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
+ * network namespaces included), the error class the barrier returned, and
+ * the set of failed ranks the agreement's communicator reports.
+ */
+#include <mpi.h>
+#include <mpi-ext.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../tests/mpi/ulfm_common.h"
+
+static int victim = -1, warmup = 20, deadline_s = 20;
+static const char *inject_file = NULL;
+
+static void parse(int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (0 == strcmp(argv[i], "--victim")) victim = atoi(argv[i + 1]);
+        else if (0 == strcmp(argv[i], "--inject-file")) inject_file = argv[i + 1];
+        else if (0 == strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
+        else if (0 == strcmp(argv[i], "--deadline-s")) deadline_s = atoi(argv[i + 1]);
+    }
+}
+
+/* The kill time goes to a file the survivors read afterwards: no message
+ * may leave the victim between its time stamp and its death. */
+static void die_now(void)
+{
+    char line[32];
+    int fd = open(inject_file, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int n = snprintf(line, sizeof line, "%lld\n", now_ns());
+    if (fd >= 0 && n > 0) {
+        ssize_t ignored = write(fd, line, (size_t) n);
+        (void) ignored;
+        close(fd);
+    }
+    kill(getpid(), SIGKILL);
+}
+
+static long long read_kill_time(void)
+{
+    long long t = 0;
+    FILE *f = fopen(inject_file, "r");
+    if (NULL != f) {
+        if (1 != fscanf(f, "%lld", &t)) t = 0;
+        fclose(f);
+    }
+    return t;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, rc, error_class = 0, flag = 1;
+    long long barrier_done, agree_done, killed;
+    char failed[256];
+
+    parse(argc, argv);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    set_deadline(rank, deadline_s, "deadline passed waiting for the crash to be reported");
+    if (victim < 0 || victim >= size || NULL == inject_file) {
+        if (0 == rank) fprintf(stderr, "usage: crash_notice --victim R --inject-file F\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* connections and the detector's ring are up before the crash */
+    for (int i = 0; i < warmup; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == victim) die_now();
+
+    rc = MPI_Barrier(MPI_COMM_WORLD);
+    barrier_done = now_ns();
+    MPI_Error_class(rc, &error_class);
+    MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+    MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+    agree_done = now_ns();
+    format_failed_group(failed, sizeof failed);
+    killed = read_kill_time();
+    printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%.3f,\"agree_ms\":%.3f,"
+           "\"barrier_error\":\"%s\",\"failed\":%s}\n",
+           rank, size, victim, (barrier_done - killed) / 1e6, (agree_done - killed) / 1e6,
+           MPIX_ERR_PROC_FAILED == error_class ? "proc_failed"
+           : MPI_SUCCESS == error_class        ? "none"
+                                               : "other",
+           failed);
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}
