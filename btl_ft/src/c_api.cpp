@@ -187,7 +187,7 @@ int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callb
         if (problem.empty()) {
             core = core_config(*config);
             if (const auto found = first_problem(*config, core)) {
-                problem = "config." + std::string(found->field) + " (" + std::to_string(found->value) + ") " + found->rule;
+                problem = "config." + btl_ft::describe(*found);
             }
         }
         if (!problem.empty()) {

@@ -80,10 +80,13 @@ std::optional<config_problem> find_config_problem(const detector_config& config)
     return std::nullopt;
 }
 
+std::string describe(const config_problem& problem) {
+    return std::string(problem.field) + " (" + std::to_string(problem.value) + ") " + problem.rule;
+}
+
 std::string config_error(const detector_config& config) {
     const auto problem = find_config_problem(config);
-    if (!problem) return {};
-    return std::string(problem->field) + " (" + std::to_string(problem->value) + ") " + problem->rule;
+    return problem ? describe(*problem) : std::string();
 }
 
 detector::state::state(const detector_config& given, std::shared_ptr<const ring> shared_ring, transport& transport_to,

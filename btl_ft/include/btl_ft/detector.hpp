@@ -190,6 +190,8 @@ struct config_problem {
     std::string rule;
 };
 std::optional<config_problem> find_config_problem(const detector_config& config);
+// "field (value) rule", the problem on one line.
+std::string describe(const config_problem& problem);
 // Empty when `config` is usable; otherwise that problem on one line. The
 // detector asserts on it.
 std::string config_error(const detector_config& config);

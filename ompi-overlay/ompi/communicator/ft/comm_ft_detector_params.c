@@ -203,15 +203,21 @@ static int check_seconds(const char *name, double seconds, const char *text, int
     return OMPI_SUCCESS;
 }
 
-/* `name` is the full variable name, e.g. "mpi_ft_detector_period". */
-static int parse_seconds(const char *name, double value, int64_t *out_ns)
+/* The value as the user wrote it (mpirun -mca, OMPI_MCA_*), or NULL; `name`
+ * is the full variable name, e.g. "mpi_ft_detector_period". */
+static const char *environment_text(const char *name)
 {
     char env_name[128];
-    const char *text;
-    char *end = NULL;
 
     snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
-    text = getenv(env_name);
+    return getenv(env_name);
+}
+
+static int parse_seconds(const char *name, double value, int64_t *out_ns)
+{
+    const char *text = environment_text(name);
+    char *end = NULL;
+
     if (NULL == text) {
         return check_seconds(name, value, NULL, out_ns);
     }
@@ -274,11 +280,9 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
 static const char *value_text(const char *name, char *buffer, size_t length, const char *format,
                               double value)
 {
-    char env_name[128];
-    const char *text;
+    const char *text = environment_text(name);
 
-    snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
-    if (NULL != (text = getenv(env_name))) {
+    if (NULL != text) {
         return text;
     }
     snprintf(buffer, length, format, value);
