@@ -76,7 +76,9 @@ def result_of(job, records, returncode, wall_s, output):
                    "deadline_s": job.deadline_s, "bound_s": job.deadline_s + 20})
     if errors:
         record["errors"] = [f"rank {e.get('rank')}: {e['error']}" for e in errors]
-    if not (answers and record["correct"] and returncode == 0):
+    # node losses keep it always: who was declared failed, and when, is
+    # the evidence against a false failure among the survivors
+    if not (answers and record["correct"] and returncode == 0) or job.inject == "node":
         record["tail"] = output[-3000:]
     return record
 
@@ -118,8 +120,9 @@ def _run_on_nodes(job, exe, variant, mca, inject_dir, lock, iters_per_ms):
         except nodes.Unavailable as e:
             return {"skipped": f"cannot create emulated nodes: {e}", "config": job.config,
                     "inject": "node", "victims": job.victims, "np": job.np}
-        victim_nodes = sorted({next(i for i in range(NODES) if v in nodes.ranks_on(i, job.np, NODES))
-                               for v in job.victims})
+        # in the victims' order, each node once: the first victim's node is lost first
+        victim_nodes = list(dict.fromkeys(next(i for i in range(NODES) if v in nodes.ranks_on(i, job.np, NODES))
+                                          for v in job.victims))
         cmd = nodes.mpirun_command_netns(job.np, program_args(job, exe, inject_dir, iters_per_ms), mca=mca,
                                          variant=variant, nodes=NODES)
         killer = NodeKiller(job, nodes, [names[i] for i in victim_nodes], victim_nodes, exe, inject_dir)

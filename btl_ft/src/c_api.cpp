@@ -83,12 +83,15 @@ std::string check_c_args(const btl_ft_config_t* config, const btl_ft_callbacks_t
     return {};
 }
 
+bool valid_ring_order(int value) { return value >= BTL_FT_RING_RANK && value <= BTL_FT_RING_SHUFFLE; }
+bool valid_propagator(int value) { return value >= BTL_FT_PROPAGATOR_HBA && value <= BTL_FT_PROPAGATOR_CHORD; }
+
 // The fields only the C ABI has (enum values as ints, a pointer and its length).
 std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& config) {
-    if (config.ring_order < BTL_FT_RING_RANK || config.ring_order > BTL_FT_RING_SHUFFLE) {
+    if (!valid_ring_order(config.ring_order)) {
         return btl_ft::config_problem{"ring_order", config.ring_order, std::string("must be one of ") + btl_ft_ring_order_words};
     }
-    if (config.propagator < BTL_FT_PROPAGATOR_HBA || config.propagator > BTL_FT_PROPAGATOR_CHORD) {
+    if (!valid_propagator(config.propagator)) {
         return btl_ft::config_problem{"propagator", config.propagator, std::string("must be one of ") + btl_ft_propagator_words};
     }
     if (config.flag_handle == nullptr && config.flag_handle_length > 0) {
@@ -293,12 +296,12 @@ int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word
 int btl_ft_parse_propagator(const char* word, int* out) { return parse_word(word, out, false); }
 
 const char* btl_ft_ring_order_name(int ring_order) {
-    if (ring_order < BTL_FT_RING_RANK || ring_order > BTL_FT_RING_SHUFFLE) return nullptr;
+    if (!valid_ring_order(ring_order)) return nullptr;
     return btl_ft::name_of(static_cast<btl_ft::ring_order>(ring_order)).data();
 }
 
 const char* btl_ft_propagator_name(int propagator) {
-    if (propagator < BTL_FT_PROPAGATOR_HBA || propagator > BTL_FT_PROPAGATOR_CHORD) return nullptr;
+    if (!valid_propagator(propagator)) return nullptr;
     return btl_ft::name_of(static_cast<btl_ft::propagator_kind>(propagator)).data();
 }
 

@@ -291,7 +291,8 @@ bool detector::stopped() const { return state_->stopped; }
 const dead_set& detector::dead() const { return state_->dead; }
 
 // A confirmation may come after the failure (a fenced hang the runtime then
-// saw end): crashed wins. What a notice brings is a hang unless it says crash.
+// saw end): crashed wins. What a notice brings is a hang unless it names
+// the rank crashed or unreachable.
 failure_kind detector::kind_of(rank_t rank) const {
     if (state_->crashed.contains(rank)) return failure_kind::crashed;
     if (state_->unreachable.contains(rank)) return failure_kind::unreachable;

@@ -44,8 +44,9 @@ void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspect
     ++notice_sequence;
     const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
     std::vector<std::byte> bytes;
+    const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
     wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
-                         departed.ranks(), crashed.ranks()},
+                         departed.ranks(), crashed.ranks(), only_unreachable},
                         bytes);
     if (bytes.size() > config.max_message_bytes) {
         broadcast_direct(skip, suspects);
@@ -76,20 +77,22 @@ void detector::state::broadcast_direct(const dead_set& skip, std::span<const ran
         everyone.push_back({suspect, route_origin});
     }
     std::vector<std::byte> bytes;
-    // A chunk of failures names its crashed ones too, so the chunk is cut
-    // at half the size: the crashed list is a subset of the chunk.
+    // A chunk of failures names its crashed and unreachable ones too, so the
+    // chunk is cut at half the size: those two lists are disjoint subsets of it.
     const auto send_chunks = [&](std::span<const rank_t> list, bool failed_list) {
         const std::size_t size = failed_list ? per_chunk / 2 : per_chunk;
         for (std::size_t at = 0; at < list.size(); at += size) {
             const std::span<const rank_t> chunk = list.subspan(at, std::min(size, list.size() - at));
-            std::vector<rank_t> crashed_in_chunk;
+            std::vector<rank_t> crashed_in_chunk, unreachable_in_chunk;
             if (failed_list) {
                 std::copy_if(chunk.begin(), chunk.end(), std::back_inserter(crashed_in_chunk),
                              [&](rank_t rank) { return crashed.contains(rank); });
+                unreachable_in_chunk = unreachable_not_crashed(chunk);
             }
             wire::encode_notice({wire::notice_mode::direct, route_origin, self(), notice_sequence,
                                  failed_list ? chunk : std::span<const rank_t>{},
-                                 failed_list ? std::span<const rank_t>{} : chunk, crashed_in_chunk},
+                                 failed_list ? std::span<const rank_t>{} : chunk, crashed_in_chunk,
+                                 unreachable_in_chunk},
                                 bytes);
             BTL_FT_ASSERT(bytes.size() <= config.max_message_bytes, "direct notice chunk too large");
             send_all(bytes, everyone);
@@ -108,7 +111,11 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     std::vector<rank_t> fresh;
     for (const rank_t rank : msg.failed) {
         const bool confirmed = std::binary_search(msg.crashed.begin(), msg.crashed.end(), rank);
-        if (mark_failed(now, rank, confirmed ? failure_kind::crashed : failure_kind::suspected)) {
+        const bool unreached = std::binary_search(msg.unreachable.begin(), msg.unreachable.end(), rank);
+        const failure_kind kind = confirmed  ? failure_kind::crashed
+                                  : unreached ? failure_kind::unreachable
+                                              : failure_kind::suspected;
+        if (mark_failed(now, rank, kind)) {
             fresh.push_back(rank);
         } else if (confirmed && dead.contains(rank)) {
             confirm_crash(rank);  // news of a kind, not of a failure: not forwarded
@@ -142,9 +149,19 @@ void detector::state::forward(const wire::message& msg) {
     std::vector<hop> hops;
     overlay_hops({wire::kind_of(msg.mode), config.size, msg.source, skip}, self(), msg.route, hops);
     std::vector<std::byte> bytes;
-    wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed},
+    wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
+                         msg.unreachable},
                         bytes);
     send_all(bytes, hops);
+}
+
+// The ranks of `failed` that a transport error named and the runtime has
+// not confirmed: the notice's unreachable list, disjoint from its crashed one.
+std::vector<rank_t> detector::state::unreachable_not_crashed(std::span<const rank_t> failed) const {
+    std::vector<rank_t> only;
+    std::copy_if(failed.begin(), failed.end(), std::back_inserter(only),
+                 [&](rank_t rank) { return unreachable.contains(rank) && !crashed.contains(rank); });
+    return only;
 }
 
 }  // namespace btl_ft

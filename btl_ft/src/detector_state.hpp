@@ -62,7 +62,7 @@ struct detector::state {
     dead_set departed;    // left cleanly, never reported
     dead_set told_dead;   // ranks already sent DECLARED_DEAD
     dead_set crashed;     // the part of D the runtime confirmed
-    dead_set unreachable; // the part of D a transport error here named (notices do not say)
+    dead_set unreachable; // the part of D a transport error named (here, or in a notice)
     rank_t emitter;       // == self when alone
     rank_t observer;      // == self when alone, no_rank while awaiting a NEWOBSERVER
     bool started = false;
@@ -165,6 +165,7 @@ struct detector::state {
     void broadcast_direct(const dead_set& skip, std::span<const rank_t> suspects);
     void on_notice(time_ns now, rank_t from, const wire::message& msg);
     void forward(const wire::message& msg);
+    std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;
     void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);
 
     // --- invariants (detector.cpp) ---

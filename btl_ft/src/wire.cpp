@@ -131,7 +131,18 @@ private:
     std::vector<std::byte>& out_;
 };
 
-// Failed and departed are disjoint and the source is in neither.
+// Two sorted lists share no rank.
+bool disjoint(const std::vector<rank_t>& x, const std::vector<rank_t>& y) {
+    std::vector<rank_t>::const_iterator a = x.begin(), b = y.begin();
+    while (a != x.end() && b != y.end()) {
+        if (*a == *b) return false;
+        *a < *b ? ++a : ++b;
+    }
+    return true;
+}
+
+// Failed and departed are disjoint, so are crashed and unreachable, and the
+// source is in neither.
 bool lists_consistent(const message& out) {
     const auto contains = [](const std::vector<rank_t>& list, rank_t rank) {
         return std::binary_search(list.begin(), list.end(), rank);
@@ -139,12 +150,7 @@ bool lists_consistent(const message& out) {
     if (contains(out.failed, out.source) || contains(out.departed, out.source)) {
         return false;
     }
-    std::vector<rank_t>::const_iterator a = out.failed.begin(), b = out.departed.begin();
-    while (a != out.failed.end() && b != out.departed.end()) {
-        if (*a == *b) return false;
-        *a < *b ? ++a : ++b;
-    }
-    return true;
+    return disjoint(out.failed, out.departed) && disjoint(out.crashed, out.unreachable);
 }
 
 void decode_notice(reader& in, const limits& bounds, message& out) {
@@ -161,8 +167,10 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     in.rank_list(bounds.size, out.failed);
     in.rank_list(bounds.size, out.departed);
     in.rank_list(bounds.size, out.crashed);
+    in.rank_list(bounds.size, out.unreachable);
     if (in.ok() && !lists_consistent(out)) in.fail(status::overlap);
-    if (in.ok() && !std::includes(out.failed.begin(), out.failed.end(), out.crashed.begin(), out.crashed.end())) {
+    if (in.ok() && !(std::includes(out.failed.begin(), out.failed.end(), out.crashed.begin(), out.crashed.end()) &&
+                     std::includes(out.failed.begin(), out.failed.end(), out.unreachable.begin(), out.unreachable.end()))) {
         in.fail(status::not_failed);
     }
 }
@@ -304,9 +312,13 @@ void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
     put.varint(fields.sequence);
     BTL_FT_ASSERT(std::includes(fields.failed.begin(), fields.failed.end(), fields.crashed.begin(), fields.crashed.end()),
                   "a crashed rank that is not in the failed list");
+    BTL_FT_ASSERT(std::includes(fields.failed.begin(), fields.failed.end(), fields.unreachable.begin(),
+                                fields.unreachable.end()),
+                  "an unreachable rank that is not in the failed list");
     put.rank_list(fields.failed);
     put.rank_list(fields.departed);
     put.rank_list(fields.crashed);
+    put.rank_list(fields.unreachable);
 }
 
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out) {
@@ -327,8 +339,8 @@ const char* describe(status value) {
     case status::bad_varint: return "malformed varint";
     case status::rank_out_of_range: return "rank out of range";
     case status::unsorted: return "rank list not strictly increasing";
-    case status::overlap: return "rank both failed and departed, or source listed";
-    case status::not_failed: return "crashed rank not in the failed list";
+    case status::overlap: return "rank both failed and departed, both crashed and unreachable, or source listed";
+    case status::not_failed: return "crashed or unreachable rank not in the failed list";
     case status::bad_handle_length: return "flag handle too long";
     case status::bad_mode: return "unknown notice mode";
     case status::bad_route: return "route tag out of range";

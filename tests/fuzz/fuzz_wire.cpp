@@ -28,7 +28,9 @@ std::vector<std::byte> reencode(const wire::message& msg) {
     }
     case wire::msg_type::new_observer: wire::encode_new_observer(msg.handle_bytes(), out); break;
     case wire::msg_type::notice:
-        wire::encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed}, out);
+        wire::encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
+                             msg.unreachable},
+                            out);
         break;
     case wire::msg_type::leave: wire::encode_leave(msg.departed, out); break;
     case wire::msg_type::probe: {

@@ -33,11 +33,12 @@ int main(int argc, char** argv) {
     wire::encode_new_observer(handle, out);
     write(directory, "new_observer", out);
     const std::vector<rank_t> failed = {1, 3, 9, 200, 16000}, departed = {4, 15}, small = {2, 7};
-    wire::encode_notice({wire::notice_mode::hba, route_origin, 0, 1, failed, departed, {}}, out);
+    const std::vector<rank_t> crashed = {9}, unreachable = {3, 200};
+    wire::encode_notice({wire::notice_mode::hba, route_origin, 0, 1, failed, departed, crashed, unreachable}, out);
     write(directory, "notice_hba", out);
-    wire::encode_notice({wire::notice_mode::chord, 5, 11, 300, small, {}, small}, out);
+    wire::encode_notice({wire::notice_mode::chord, 5, 11, 300, small, {}, small, {}}, out);
     write(directory, "notice_chord_small_job", out);
-    wire::encode_notice({wire::notice_mode::direct, route_origin, 6, 1, {}, small, {}}, out);
+    wire::encode_notice({wire::notice_mode::direct, route_origin, 6, 1, {}, small, {}, {}}, out);
     write(directory, "notice_direct", out);
     wire::encode_leave(departed, out);
     write(directory, "leave", out);

@@ -4,11 +4,13 @@
 
 Runs a failure-free job restricted to `--btl` (harness.transport_mca) with the detector
 at η = 10 ms and reads each rank's finalize report (mpi_ft_verbose 5):
-  btl_ft: heartbeats: N by BTL put (M completed), K by active message; W new words ...
+  btl_ft: heartbeats: N by BTL put (M completed), K by active message (B before the
+  observer's flag handle came); W new words ...
 With puts (the default) every rank must have put through BTL, had its puts
-complete, read new words from its own flag, and sent at most a handful of
-heartbeats as messages (before its observer's flag handle arrived). With
---am (mpi_ft_detector_rdma_heartbeat false) no put may happen at all.
+complete, read new words from its own flag, and sent heartbeats as messages
+only before its observer's flag handle came (B == K; how long that takes
+depends on how far apart the ranks start, which a loaded host stretches).
+With --am (mpi_ft_detector_rdma_heartbeat false) no put may happen at all.
 """
 import argparse
 import re
@@ -17,7 +19,7 @@ import sys
 import harness
 
 REPORT = re.compile(r"btl_ft: heartbeats: (\d+) by (\S+) put \((\d+) completed\), (\d+) by active "
-                    r"message; (\d+) new words read")
+                    r"message \((\d+) before the observer's flag handle came\); (\d+) new words read")
 NP = 4
 
 
@@ -40,13 +42,17 @@ def main():
         problems.append(f"mpirun exit status {run.returncode}")
     if len(reports) != NP:
         problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
-    for put, btl, completed, messages, words in reports:
-        print(f"  put {put} by {btl}, completed {completed}, as messages {messages}, flag words read {words}")
+    for put, btl, completed, messages, before_handle, words in reports:
+        print(f"  put {put} by {btl}, completed {completed}, as messages {messages} "
+              f"({before_handle} before the handle), flag words read {words}")
         if args.am:
             if put or messages == 0:
                 problems.append("with RDMA heartbeats off, expected messages only")
-        elif btl != args.btl.partition(":")[0] or put == 0 or completed == 0 or words == 0 or messages * 10 > put:
+        elif btl != args.btl.partition(":")[0] or put == 0 or completed == 0 or words == 0:
             problems.append(f"expected heartbeats by {args.btl} put, got {put} by {btl}, {messages} as messages")
+        elif messages != before_handle:
+            problems.append(f"{messages - before_handle} heartbeats went as messages after the observer's "
+                            f"flag handle came (a put failed or had no path)")
     if problems:
         print("FAILED:\n  " + "\n  ".join(problems) + "\n--- output ---\n" + run.output[-3000:])
         return 1

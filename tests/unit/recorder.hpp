@@ -75,9 +75,9 @@ inline detector_config config_for(rank_t size, rank_t self, propagator_kind kind
 inline std::vector<std::byte> notice_bytes(rank_t source, std::uint32_t sequence, std::vector<rank_t> failed,
                                            std::vector<rank_t> departed = {},
                                            wire::notice_mode mode = wire::notice_mode::hba, route_tag route = route_origin,
-                                           std::vector<rank_t> crashed = {}) {
+                                           std::vector<rank_t> crashed = {}, std::vector<rank_t> unreachable = {}) {
     std::vector<std::byte> out;
-    wire::encode_notice({mode, route, source, sequence, failed, departed, crashed}, out);
+    wire::encode_notice({mode, route, source, sequence, failed, departed, crashed, unreachable}, out);
     return out;
 }
 

@@ -51,10 +51,18 @@ TEST(DetectorFaults, ACrashTheRuntimeReportsToOneProcessReachesEveryoneAsACrash)
             EXPECT_EQ(net.at(rank).kind_of(5), failure_kind::crashed) << rank;
         }
     }
-    // one that learns of a failure from a transport error says so
+    // one that learns of a failure from a transport error says so, and so
+    // does everyone its notice reaches: a transport error is not a hang
     net.crash(7);
     net.at(2).report_failure(net.now(), 7, failure_kind::unreachable);
     EXPECT_EQ(net.at(2).kind_of(7), failure_kind::unreachable);
+    net.run_until(net.now() + 5 * ms);
+    EXPECT_TRUE(net.survivors_agree({5, 7}));
+    for (rank_t rank = 0; rank < net.size(); ++rank) {
+        if (rank != 5 && rank != 7) {
+            EXPECT_EQ(net.at(rank).kind_of(7), failure_kind::unreachable) << rank;
+        }
+    }
 }
 
 TEST(DetectorFaults, ReportFailureEverywhereCostsOneFloodNotOnePerProcess) {

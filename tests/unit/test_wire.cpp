@@ -162,7 +162,9 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
         }
         case msg_type::new_observer: encode_new_observer(msg.handle_bytes(), again); break;
         case msg_type::notice:
-            encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed}, again);
+            encode_notice({msg.mode, msg.route, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
+                           msg.unreachable},
+                          again);
             break;
         case msg_type::leave: encode_leave(msg.departed, again); break;
         case msg_type::probe: {
@@ -293,6 +295,27 @@ TEST(Wire, BadRankListsAreRejected) {
     const std::vector<rank_t> failed = {1, 4}, departed = {2, 4};
     encode_notice({notice_mode::hba, 0, 12, 1, failed, departed}, out);
     EXPECT_EQ(decode(out, job, msg), status::overlap);
+}
+
+TEST(Wire, ANoticeSaysWhichFailuresCrashedAndWhichWereUnreachable) {
+    const std::vector<rank_t> failed = {2, 7, 9, 40}, crashed = {7}, unreachable = {2, 40};
+    std::vector<std::byte> out;
+    encode_notice({notice_mode::bmg, 3, 11, 5, failed, {}, crashed, unreachable}, out);
+    message msg;
+    ASSERT_EQ(decode(out, job, msg), status::ok);
+    EXPECT_EQ(msg.crashed, crashed);
+    EXPECT_EQ(msg.unreachable, unreachable);
+    // The kinds are disjoint, and each names failed ranks only. The
+    // encoder asserts both, so the bad lists are patched into good bytes:
+    // the last list is {2, 40} as count 2, gaps 2 and 38.
+    ASSERT_EQ(out[out.size() - 3], std::byte{2});
+    auto both = out;
+    both[both.size() - 2] = std::byte{7};  // {7, 40}: 7 is also crashed
+    both[both.size() - 1] = std::byte{33};
+    EXPECT_EQ(decode(both, job, msg), status::overlap);
+    auto not_failed = out;
+    not_failed[not_failed.size() - 2] = std::byte{3};  // {3, 41}
+    EXPECT_EQ(decode(not_failed, job, msg), status::not_failed);
 }
 
 TEST(Wire, BadModeAndRouteAreRejected) {

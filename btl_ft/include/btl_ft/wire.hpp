@@ -14,7 +14,8 @@
 //   HEARTBEAT      word:u64
 //   NEWOBSERVER    length:u8 (<= 64), flag handle bytes
 //   NOTICE         mode:u8, route:u8, source, sequence, failed list, departed list,
-//                  crashed list (the failed ranks the runtime confirmed dead)
+//                  crashed list (the failed ranks the runtime confirmed dead),
+//                  unreachable list (the other failed ranks a transport error named)
 //   LEAVE          departed list (ranks the leaver knows left, near it on the ring)
 //   DECLARED_DEAD  (nothing: "you are in my dead set")
 //   PROBE          round:varint ("are you alive?", from an observer mending)
@@ -52,7 +53,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // peer would not know to leave out of its count.
 // 4 added WITNESS and WITNESS_REPLY: a version-3 peer would never answer,
 // and its silence would cost every observer the witness it counts on.
-inline constexpr std::uint8_t version = 4;
+// 5 added the unreachable list of NOTICE, so that a failure found by a
+// transport error is not reported as a hang by the processes it reaches.
+inline constexpr std::uint8_t version = 5;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = BTL_FT_HANDLE_MAX_BYTES;
@@ -91,8 +94,9 @@ enum class status : std::uint8_t {
     bad_varint,         // longer than 5 bytes, above 2^32-1, or not the shortest form
     rank_out_of_range,  // a rank >= job size
     unsorted,           // a rank list with a zero gap (duplicate)
-    overlap,            // a rank both failed and departed, or the source listed
-    not_failed,         // a crashed rank missing from the failed list
+    overlap,            // a rank both failed and departed, or both crashed and unreachable,
+                        // or the source listed
+    not_failed,         // a crashed or unreachable rank missing from the failed list
     bad_handle_length,  // flag handle > 64 bytes
     bad_mode,
     bad_route,
@@ -120,6 +124,7 @@ struct message {
     std::vector<rank_t> failed;                      // notice
     std::vector<rank_t> departed;                    // notice, leave
     std::vector<rank_t> crashed;                     // notice: a subset of failed
+    std::vector<rank_t> unreachable;                 // notice: a subset of failed, none crashed
 
     std::span<const std::byte> handle_bytes() const { return {handle.data(), handle_length}; }
 };
@@ -139,6 +144,7 @@ struct notice_fields {
     std::span<const rank_t> failed;    // sorted, unique
     std::span<const rank_t> departed;  // sorted, unique
     std::span<const rank_t> crashed;   // sorted, unique, a subset of failed
+    std::span<const rank_t> unreachable;  // sorted, unique, a subset of failed, disjoint from crashed
 };
 void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);

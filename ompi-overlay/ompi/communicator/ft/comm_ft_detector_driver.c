@@ -13,7 +13,7 @@
  * that any other thread may feed without ever touching the core: messages
  * from the AM callback, and failures learnt by ULFM (PMIx events, BTL errors).
  *
- * Each step: hand queued failures and messages to the core, read the local
+ * Each step: hand queued messages, then queued failures, to the core, read the local
  * heartbeat flag, tick, then sleep until the next deadline. While the
  * application computes outside MPI, the thread also calls opal_progress
  * before each step, so active messages (and tcp's emulated put) still move;
@@ -289,8 +289,11 @@ static void step_locked(void)
     int64_t now = now_ns();
     uint64_t word;
 
-    drain_reports(now);
+    /* Messages first: a peer's LEAVE arrives before the transport error
+     * that its exit causes here (a send to it finds the connection closed),
+     * and a departed peer must not be reported as failed. */
     drain_inbox(now);
+    drain_reports(now);
     word = driver.ops.read_flag();
     if (word != driver.last_flag_word) {
         driver.last_flag_word = word;

@@ -105,6 +105,7 @@ typedef struct ompi_comm_ft_transport_t {
     uint64_t heartbeats_put;
     opal_atomic_int64_t heartbeats_put_completed;
     uint64_t heartbeats_sent_as_messages;
+    uint64_t heartbeats_before_handle; /* of those, before the observer's handle came */
     uint64_t flag_words_seen;
     uint64_t last_flag_word;
     const char *put_btl_name;
@@ -402,11 +403,12 @@ void ompi_comm_ft_transport_finalize(void)
 {
     opal_output_verbose(5, ompi_ftmpi_output_handle,
                         "%s btl_ft: heartbeats: %" PRIu64 " by %s put (%" PRId64 " completed), %" PRIu64
-                        " by active message; %" PRIu64 " new words read from the local flag",
+                        " by active message (%" PRIu64 " before the observer's flag handle came); %" PRIu64
+                        " new words read from the local flag",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), transport.heartbeats_put,
                         NULL == transport.put_btl_name ? "no" : transport.put_btl_name,
                         (int64_t) transport.heartbeats_put_completed, transport.heartbeats_sent_as_messages,
-                        transport.flag_words_seen);
+                        transport.heartbeats_before_handle, transport.flag_words_seen);
     for (int i = 0; i < transport.registration_count; ++i) {
         mca_btl_base_module_t *btl = transport.registrations[i].btl;
         if (NULL != transport.registrations[i].flag_handle) {
@@ -482,6 +484,9 @@ int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint6
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), observer, ret);
     }
     ++transport.heartbeats_sent_as_messages;
+    if (0 == transport.target.flag_address) {
+        ++transport.heartbeats_before_handle;
+    }
     return -1;
 }
 
