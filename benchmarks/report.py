@@ -113,7 +113,9 @@ def crash_section():
             "survivor times its next `MPI_Barrier` (which must fail with `MPIX_ERR_PROC_FAILED`) and its "
             "first `MPIX_Comm_agree`, from the kill. Median over repetitions of the worst survivor "
             "(min–max of the worst survivor in brackets); configurations interleaved. \"wrong\": a "
-            "survivor's barrier did not fail, or the agreement named another set.")
+            "survivor's barrier did not fail, or the agreement named another set. Across nodes stock "
+            "runs with `--mca coll ^han`: its coll/han is not fault tolerant (btl_ft's build leaves it "
+            "out when ULFM is on, patch 0034).")
 
 
 def propagate_section():
