@@ -6,7 +6,9 @@ once. This stage runs the tests of the failure paths that once failed rarely
 (a rank stranded in MPI_Finalize, survivors stopping themselves as failures
 come one at a time, a blocking send on a revoked communicator, a starved
 rank kept alive by its witness, the exit status, a peer dying in the middle
-of a transfer over btl/ofi) R times each through ctest,
+of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
+loaded host, a healthy rank called failed as the others exit after a crash
+across nodes) R times each through ctest,
 round-robin so that drift of the shared machine spreads over all of them,
 and counts the failures. The tests come from build/tests (configured here
 as `make test` does if it is missing). Output: benchmarks/results/repeat.jsonl,
@@ -22,7 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
-                   r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit)$")
+                   r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm)$"
+                   r"|^netns\.crash_notice_2nodes$")
 TEST_DIR = common.ROOT / "build" / "tests"
 TAIL_LINES = 15
 
