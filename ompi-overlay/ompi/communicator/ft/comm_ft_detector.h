@@ -16,14 +16,19 @@
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_transport.c  BTL side: heartbeat flag, btl_put, AM tag
  *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
- *                                 callback, queues fed by other threads
+ *                                 callback
+ *   comm_ft_detector_queues.c     the driver's queues, fed by other threads
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
  *
- * comm_ft_detector.c uses the other four; they use none of each other: the
- * driver gets what it calls in an ops table, the transport its deliver
- * function.
+ * comm_ft_detector.c uses the transport, the driver, the parameters and the
+ * witness; they use none of each other, except that the driver keeps its
+ * queues in comm_ft_detector_queues.c: the driver gets what it calls in an
+ * ops table, the transport its deliver function.
  *
- * None of this is exported from libmpi.
+ * None of this is installed: libmpi's dynamic symbol table lists these
+ * functions, as it lists many of Open MPI's internals, but no installed
+ * header declares them. The core's own symbols stay out of it
+ * (mpi.exported_symbols).
  */
 
 #ifndef OMPI_COMM_FT_DETECTOR_H
@@ -117,6 +122,32 @@ void ompi_comm_ft_driver_finalize(void);
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
 void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count);
+
+/* comm_ft_detector_queues.c: the driver's only; one lock, never held while
+ * the core or a BTL runs. */
+enum { OMPI_COMM_FT_INBOX_MESSAGE = 0, OMPI_COMM_FT_INBOX_SHRUNK = 1 };
+typedef struct ompi_comm_ft_inbox_item_t {
+    struct ompi_comm_ft_inbox_item_t *next;
+    int kind; /* OMPI_COMM_FT_INBOX_* */
+    uint32_t from;
+    size_t length;
+    unsigned char bytes[];
+} ompi_comm_ft_inbox_item_t;
+
+int ompi_comm_ft_queues_init(uint32_t world_size);
+void ompi_comm_ft_queues_close(void);
+void ompi_comm_ft_queues_fini(void);
+void ompi_comm_ft_queues_report(uint32_t rank, int kind);
+void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length);
+void ompi_comm_ft_queues_to_ulfm(uint32_t rank);
+bool ompi_comm_ft_queues_pop_report(uint32_t *rank, int *kind);
+ompi_comm_ft_inbox_item_t *ompi_comm_ft_queues_take_inbox(void);
+bool ompi_comm_ft_queues_pop_to_ulfm(uint32_t *rank);
+bool ompi_comm_ft_queues_pending(void);
+int64_t ompi_comm_ft_queues_pending_since(void);
+bool ompi_comm_ft_queues_to_ulfm_pending(void);
+void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop);
+void ompi_comm_ft_queues_stop_waiting(volatile bool *stop);
 
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.
  * publish() before MPI_Init's barrier, learn() after it; local_state() is

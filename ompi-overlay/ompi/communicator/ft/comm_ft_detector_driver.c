@@ -9,12 +9,12 @@
 
 /*
  * The driver: the only code that calls into the btl_ft core, always under one
- * lock. It owns time (CLOCK_MONOTONIC), the detector thread, and two queues
- * that any other thread may feed without ever touching the core: messages
- * from the AM callback, and failures learnt by ULFM (PMIx events, BTL errors).
+ * lock. It owns time (CLOCK_MONOTONIC) and the detector thread. Other threads
+ * never touch the core: they queue (comm_ft_detector_queues.c) messages from
+ * the AM callback and failures learnt by ULFM (PMIx events, BTL errors).
  *
- * Each step: hand queued messages, then queued failures, to the core, read the local
- * heartbeat flag, tick, then sleep until the next deadline. While the
+ * Each step: hand queued messages, then queued failures, to the core, read
+ * the local heartbeat flag, tick, then sleep until the next deadline. While the
  * application computes outside MPI, the thread also calls opal_progress
  * before each step, so active messages (and tcp's emulated put) still move;
  * its sleep is then bounded by half a heartbeat period. That is as often as
@@ -51,11 +51,9 @@
 
 #include "ompi_config.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 
 #include "opal/mca/threads/threads.h"
@@ -71,25 +69,6 @@
  * opal_progress steps the core in its place */
 #define LATE_STEP_NS 1000000LL
 
-enum inbox_kind { INBOX_MESSAGE = 0, INBOX_SHRUNK = 1 };
-
-/* ranks, each at most once until popped, with the strongest kind pushed
- * (enum btl_ft_failure_kind: a crash confirms an earlier report); guarded by
- * queue_lock */
-typedef struct rank_queue_t {
-    uint32_t *ranks;
-    uint8_t *pending; /* 0: not queued, else the kind */
-    size_t count;
-} rank_queue_t;
-
-typedef struct inbox_item_t {
-    struct inbox_item_t *next;
-    int kind;
-    uint32_t from;
-    size_t length;
-    unsigned char bytes[];
-} inbox_item_t;
-
 typedef struct ompi_comm_ft_driver_t {
     ompi_comm_ft_driver_ops_t ops;
     uint32_t world_size;
@@ -101,18 +80,6 @@ typedef struct ompi_comm_ft_driver_t {
     btl_ft_detector_t *core;
     int64_t next_deadline_ns; /* read unlocked by the progress callbacks: a hint */
     uint64_t last_flag_word;
-
-    /* queues, fed from any thread, guarded by queue_lock */
-    pthread_mutex_t queue_lock;
-    pthread_cond_t queue_cond;
-    bool accepting;
-    opal_atomic_int32_t queued;       /* the inbox or reports hold something */
-    opal_atomic_int64_t queued_at_ns; /* when queued last became set */
-    inbox_item_t *inbox_head;
-    inbox_item_t **inbox_tail;
-    rank_queue_t reports; /* failures ULFM learnt, for the core */
-    rank_queue_t to_ulfm; /* failures the core found, for ULFM */
-    opal_atomic_int32_t to_ulfm_queued;
 
     /* the thread */
     opal_thread_t thread;
@@ -126,9 +93,7 @@ typedef struct ompi_comm_ft_driver_t {
 
 static ompi_comm_ft_driver_t driver = {
     .core_lock = PTHREAD_MUTEX_INITIALIZER,
-    .queue_lock = PTHREAD_MUTEX_INITIALIZER,
     .next_deadline_ns = INT64_MAX,
-    .inbox_tail = &driver.inbox_head,
     .half_period_ns = 1,
 };
 static __thread bool on_driver_thread = false;
@@ -141,52 +106,6 @@ static int64_t now_ns(void)
 }
 
 /*
- * Rank queues.
- */
-
-static bool rank_queue_push(rank_queue_t *queue, uint32_t rank, int kind)
-{
-    if (rank >= driver.world_size) {
-        return false;
-    }
-    if (queue->pending[rank]) {
-        if (kind > queue->pending[rank]) {
-            queue->pending[rank] = (uint8_t) kind;
-        }
-        return false;
-    }
-    queue->pending[rank] = (uint8_t) kind;
-    queue->ranks[queue->count++] = rank;
-    return true;
-}
-
-static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank, int *kind)
-{
-    if (0 == queue->count) {
-        return false;
-    }
-    *rank = queue->ranks[--queue->count];
-    *kind = queue->pending[*rank];
-    queue->pending[*rank] = 0;
-    return true;
-}
-
-static bool rank_queue_alloc(rank_queue_t *queue)
-{
-    queue->ranks = calloc(driver.world_size, sizeof(*queue->ranks));
-    queue->pending = calloc(driver.world_size, sizeof(*queue->pending));
-    queue->count = 0;
-    return NULL != queue->ranks && NULL != queue->pending;
-}
-
-static void rank_queue_free(rank_queue_t *queue)
-{
-    free(queue->ranks);
-    free(queue->pending);
-    *queue = (rank_queue_t){NULL, NULL, 0};
-}
-
-/*
  * The core's sink; runs inside a core call, core lock held.
  */
 
@@ -194,11 +113,7 @@ static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
         driver.ops.failed(ranks[i], btl_ft_failure_kind(driver.core, ranks[i]));
-        pthread_mutex_lock(&driver.queue_lock);
-        if (driver.accepting && rank_queue_push(&driver.to_ulfm, ranks[i], 1)) {
-            driver.to_ulfm_queued = 1;
-        }
-        pthread_mutex_unlock(&driver.queue_lock);
+        ompi_comm_ft_queues_to_ulfm(ranks[i]);
     }
 }
 
@@ -233,31 +148,18 @@ static void drain_reports(int64_t now)
     uint32_t rank;
     int kind;
 
-    for (;;) {
-        pthread_mutex_lock(&driver.queue_lock);
-        if (!rank_queue_pop(&driver.reports, &rank, &kind)) {
-            pthread_mutex_unlock(&driver.queue_lock);
-            return;
-        }
-        pthread_mutex_unlock(&driver.queue_lock);
+    while (ompi_comm_ft_queues_pop_report(&rank, &kind)) {
         btl_ft_report_failure(driver.core, now, rank, kind);
     }
 }
 
 static void drain_inbox(int64_t now)
 {
-    inbox_item_t *item, *next;
+    ompi_comm_ft_inbox_item_t *item, *next;
 
-    pthread_mutex_lock(&driver.queue_lock);
-    item = driver.inbox_head;
-    driver.inbox_head = NULL;
-    driver.inbox_tail = &driver.inbox_head;
-    driver.queued = 0;
-    pthread_mutex_unlock(&driver.queue_lock);
-
-    for (; NULL != item; item = next) {
+    for (item = ompi_comm_ft_queues_take_inbox(); NULL != item; item = next) {
         next = item->next;
-        if (INBOX_MESSAGE == item->kind) {
+        if (OMPI_COMM_FT_INBOX_MESSAGE == item->kind) {
             (void) btl_ft_on_message(driver.core, now, item->from, item->bytes, item->length);
         } else {
             btl_ft_on_shrunk(driver.core, now, (const uint32_t *) item->bytes,
@@ -321,19 +223,6 @@ static int try_step(void)
     return 1;
 }
 
-static void wait_until(int64_t deadline_ns)
-{
-    struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
-
-    pthread_mutex_lock(&driver.queue_lock);
-    while (!driver.stopping && 0 == driver.queued) {
-        if (ETIMEDOUT == pthread_cond_timedwait(&driver.queue_cond, &driver.queue_lock, &ts)) {
-            break;
-        }
-    }
-    pthread_mutex_unlock(&driver.queue_lock);
-}
-
 /* A low-priority progress callback in the application's threads: stamps
  * the application's progress, and steps the core itself when the detector
  * thread is late by more than LATE_STEP_NS (the machine is loaded and the
@@ -349,7 +238,7 @@ static int app_progress_cb(void)
     now = now_ns();
     driver.app_progress_ns = now;
     if (now - LATE_STEP_NS < driver.next_deadline_ns
-        && (0 == driver.queued || now - LATE_STEP_NS < driver.queued_at_ns)) {
+        && (!ompi_comm_ft_queues_pending() || now - LATE_STEP_NS < ompi_comm_ft_queues_pending_since())) {
         return 0;
     }
     return try_step();
@@ -382,7 +271,7 @@ static void *driver_thread_main(opal_object_t *object)
         if (app_quiet && deadline > now + driver.half_period_ns) {
             deadline = now + driver.half_period_ns;
         }
-        wait_until(deadline);
+        ompi_comm_ft_queues_wait(deadline, &driver.stopping);
     }
     return OPAL_THREAD_CANCELLED;
 }
@@ -392,29 +281,23 @@ static void *driver_thread_main(opal_object_t *object)
 static int deliver_to_ulfm_cb(void)
 {
     uint32_t rank;
-    int kind, delivered = 0;
+    int delivered = 0;
 
-    if (0 == driver.to_ulfm_queued) {
+    if (!ompi_comm_ft_queues_to_ulfm_pending()) {
         return 0;
     }
-    for (;;) {
-        pthread_mutex_lock(&driver.queue_lock);
-        if (!rank_queue_pop(&driver.to_ulfm, &rank, &kind)) {
-            driver.to_ulfm_queued = 0;
-            pthread_mutex_unlock(&driver.queue_lock);
-            return delivered;
-        }
-        pthread_mutex_unlock(&driver.queue_lock);
+    while (ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
         driver.ops.tell_ulfm(rank);
         ++delivered;
     }
+    return delivered;
 }
 
 static int driver_progress_cb(void)
 {
     int64_t now = now_ns();
 
-    if (now < driver.next_deadline_ns && 0 == driver.queued
+    if (now < driver.next_deadline_ns && !ompi_comm_ft_queues_pending()
         && driver.ops.read_flag() == driver.last_flag_word) {
         return 0;
     }
@@ -422,91 +305,24 @@ static int driver_progress_cb(void)
 }
 
 /*
- * Queues.
+ * Entry points for other threads: they only queue.
  */
-
-static void wake_locked(void)
-{
-    if (0 == driver.queued) {
-        driver.queued_at_ns = now_ns();
-    }
-    driver.queued = 1;
-    pthread_cond_signal(&driver.queue_cond);
-}
 
 void ompi_comm_ft_driver_report(uint32_t rank, int kind)
 {
-    pthread_mutex_lock(&driver.queue_lock);
-    if (driver.accepting && rank_queue_push(&driver.reports, rank, kind)) {
-        wake_locked();
-    }
-    pthread_mutex_unlock(&driver.queue_lock);
-}
-
-static void inbox_push(int kind, uint32_t from, const void *bytes, size_t length)
-{
-    inbox_item_t *item;
-
-    if (!driver.accepting) {
-        return; /* unlocked peek; rechecked below */
-    }
-    item = malloc(sizeof(*item) + length);
-    if (OPAL_UNLIKELY(NULL == item)) {
-        return; /* the transport may lose messages; the core tolerates it */
-    }
-    item->next = NULL;
-    item->kind = kind;
-    item->from = from;
-    item->length = length;
-    memcpy(item->bytes, bytes, length);
-
-    pthread_mutex_lock(&driver.queue_lock);
-    if (!driver.accepting) {
-        pthread_mutex_unlock(&driver.queue_lock);
-        free(item);
-        return;
-    }
-    *driver.inbox_tail = item;
-    driver.inbox_tail = &item->next;
-    wake_locked();
-    pthread_mutex_unlock(&driver.queue_lock);
+    ompi_comm_ft_queues_report(rank, kind);
 }
 
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length)
 {
-    inbox_push(INBOX_MESSAGE, from, bytes, length);
+    ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_MESSAGE, from, bytes, length);
 }
 
 /* Queued like a message, so the core sees it in order with what arrived before. */
 void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count)
 {
-    inbox_push(INBOX_SHRUNK, driver.world_size, members, count * sizeof(*members));
-}
-
-static void free_rank_queues(void)
-{
-    rank_queue_free(&driver.reports);
-    rank_queue_free(&driver.to_ulfm);
-    driver.world_size = 0;
-}
-
-static void discard_queues(void)
-{
-    inbox_item_t *item, *next;
-
-    pthread_mutex_lock(&driver.queue_lock);
-    driver.accepting = false;
-    for (item = driver.inbox_head; NULL != item; item = next) {
-        next = item->next;
-        free(item);
-    }
-    driver.inbox_head = NULL;
-    driver.inbox_tail = &driver.inbox_head;
-    driver.reports.count = 0;
-    driver.to_ulfm.count = 0;
-    driver.to_ulfm_queued = 0;
-    driver.queued = 0;
-    pthread_mutex_unlock(&driver.queue_lock);
+    ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_SHRUNK, driver.world_size, members,
+                                   count * sizeof(*members));
 }
 
 /*
@@ -527,29 +343,21 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
         .close_call = on_close_call,
         .local_state = ops->local_state,
     };
-    pthread_condattr_t attr;
+    int ret;
 
     driver.ops = *ops;
     driver.world_size = config->size;
-    if (!rank_queue_alloc(&driver.reports) || !rank_queue_alloc(&driver.to_ulfm)) {
-        free_rank_queues();
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     if (0 != btl_ft_create(config, &callbacks, &driver.core, error, error_length)) {
-        free_rank_queues();
         return OMPI_ERR_BAD_PARAM;
     }
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&driver.queue_cond, &attr);
-    pthread_condattr_destroy(&attr);
-
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_queues_init(config->size))) {
+        btl_ft_destroy(driver.core);
+        driver.core = NULL;
+        return ret;
+    }
     driver.use_thread = use_thread;
     driver.half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
     driver.last_flag_word = driver.ops.read_flag();
-    pthread_mutex_lock(&driver.queue_lock);
-    driver.accepting = true; /* messages may arrive before start; the core keeps them */
-    pthread_mutex_unlock(&driver.queue_lock);
     return OMPI_SUCCESS;
 }
 
@@ -591,10 +399,7 @@ static void stop_driving(void)
     void *thread_return;
 
     if (driver.use_thread) {
-        pthread_mutex_lock(&driver.queue_lock);
-        driver.stopping = true;
-        pthread_cond_signal(&driver.queue_cond);
-        pthread_mutex_unlock(&driver.queue_lock);
+        ompi_comm_ft_queues_stop_waiting(&driver.stopping);
         opal_thread_join(&driver.thread, &thread_return);
         OBJ_DESTRUCT(&driver.thread);
         opal_progress_unregister(app_progress_cb);
@@ -615,7 +420,7 @@ void ompi_comm_ft_driver_finalize(void)
     if (driver.running) {
         stop_driving();
     }
-    discard_queues();
+    ompi_comm_ft_queues_close();
 
     pthread_mutex_lock(&driver.core_lock);
     (void) btl_ft_leave(driver.core, now_ns()); /* leaving: nothing left to do on failure */
@@ -625,6 +430,5 @@ void ompi_comm_ft_driver_finalize(void)
     driver.core = NULL;
     pthread_mutex_unlock(&driver.core_lock);
 
-    pthread_cond_destroy(&driver.queue_cond);
-    free_rank_queues();
+    ompi_comm_ft_queues_fini();
 }

@@ -1,0 +1,307 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The driver's queues: what other threads hand to the core, and what the
+ * core hands to ULFM, behind one lock that is never held while the core or
+ * the BTLs run.
+ *
+ *   inbox    detector messages and shrink results, in arrival order
+ *   reports  failures ULFM learnt (PMIx events, BTL errors), for the core
+ *   to_ulfm  failures the core found, for ULFM's progress callback
+ *
+ * A rank queue holds each rank at most once until popped, with the
+ * strongest kind pushed (enum btl_ft_failure_kind: a crash confirms an
+ * earlier report), so a storm of reports about one rank costs one entry.
+ * The detector thread sleeps on the queue's condition variable until the
+ * inbox or reports hold something, or its deadline passes.
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opal/prefetch.h"
+#include "opal/sys/atomic.h"
+
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/constants.h"
+
+#define NS_PER_S 1000000000LL
+
+typedef struct rank_queue_t {
+    uint32_t *ranks;
+    uint8_t *pending; /* 0: not queued, else the kind */
+    size_t count;
+} rank_queue_t;
+
+typedef struct ompi_comm_ft_queues_t {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool accepting;
+    uint32_t world_size;
+    opal_atomic_int32_t queued;       /* the inbox or reports hold something */
+    opal_atomic_int64_t queued_at_ns; /* when queued last became set */
+    ompi_comm_ft_inbox_item_t *inbox_head;
+    ompi_comm_ft_inbox_item_t **inbox_tail;
+    rank_queue_t reports;
+    rank_queue_t to_ulfm;
+    opal_atomic_int32_t to_ulfm_queued;
+} ompi_comm_ft_queues_t;
+
+static ompi_comm_ft_queues_t queues = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .inbox_tail = &queues.inbox_head,
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
+}
+
+/* false if the rank was already queued (its kind may have grown) */
+static bool rank_queue_push(rank_queue_t *queue, uint32_t rank, int kind)
+{
+    if (rank >= queues.world_size) {
+        return false;
+    }
+    if (queue->pending[rank]) {
+        if (kind > queue->pending[rank]) {
+            queue->pending[rank] = (uint8_t) kind;
+        }
+        return false;
+    }
+    queue->pending[rank] = (uint8_t) kind;
+    queue->ranks[queue->count++] = rank;
+    return true;
+}
+
+static bool rank_queue_pop(rank_queue_t *queue, uint32_t *rank, int *kind)
+{
+    if (0 == queue->count) {
+        return false;
+    }
+    *rank = queue->ranks[--queue->count];
+    *kind = queue->pending[*rank];
+    queue->pending[*rank] = 0;
+    return true;
+}
+
+static bool rank_queue_alloc(rank_queue_t *queue)
+{
+    queue->ranks = calloc(queues.world_size, sizeof(*queue->ranks));
+    queue->pending = calloc(queues.world_size, sizeof(*queue->pending));
+    queue->count = 0;
+    return NULL != queue->ranks && NULL != queue->pending;
+}
+
+static void rank_queue_free(rank_queue_t *queue)
+{
+    free(queue->ranks);
+    free(queue->pending);
+    *queue = (rank_queue_t){NULL, NULL, 0};
+}
+
+static void free_rank_queues(void)
+{
+    rank_queue_free(&queues.reports);
+    rank_queue_free(&queues.to_ulfm);
+    queues.world_size = 0;
+}
+
+/* lock held */
+static void wake_locked(void)
+{
+    if (0 == queues.queued) {
+        queues.queued_at_ns = now_ns();
+    }
+    queues.queued = 1;
+    pthread_cond_signal(&queues.cond);
+}
+
+int ompi_comm_ft_queues_init(uint32_t world_size)
+{
+    pthread_condattr_t attr;
+
+    queues.world_size = world_size;
+    if (!rank_queue_alloc(&queues.reports) || !rank_queue_alloc(&queues.to_ulfm)) {
+        free_rank_queues();
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&queues.cond, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_lock(&queues.lock);
+    queues.accepting = true; /* messages may arrive before start; the core keeps them */
+    pthread_mutex_unlock(&queues.lock);
+    return OMPI_SUCCESS;
+}
+
+/* Stops accepting and drops whatever is still queued. */
+void ompi_comm_ft_queues_close(void)
+{
+    ompi_comm_ft_inbox_item_t *item, *next;
+
+    pthread_mutex_lock(&queues.lock);
+    queues.accepting = false;
+    for (item = queues.inbox_head; NULL != item; item = next) {
+        next = item->next;
+        free(item);
+    }
+    queues.inbox_head = NULL;
+    queues.inbox_tail = &queues.inbox_head;
+    queues.reports.count = 0;
+    queues.to_ulfm.count = 0;
+    queues.to_ulfm_queued = 0;
+    queues.queued = 0;
+    pthread_mutex_unlock(&queues.lock);
+}
+
+/* Nothing to undo if init failed. */
+void ompi_comm_ft_queues_fini(void)
+{
+    if (0 == queues.world_size) {
+        return;
+    }
+    ompi_comm_ft_queues_close();
+    pthread_cond_destroy(&queues.cond);
+    free_rank_queues();
+}
+
+void ompi_comm_ft_queues_report(uint32_t rank, int kind)
+{
+    pthread_mutex_lock(&queues.lock);
+    if (queues.accepting && rank_queue_push(&queues.reports, rank, kind)) {
+        wake_locked();
+    }
+    pthread_mutex_unlock(&queues.lock);
+}
+
+void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length)
+{
+    ompi_comm_ft_inbox_item_t *item;
+
+    if (!queues.accepting) {
+        return; /* unlocked peek; rechecked below */
+    }
+    item = malloc(sizeof(*item) + length);
+    if (OPAL_UNLIKELY(NULL == item)) {
+        return; /* the transport may lose messages; the core tolerates it */
+    }
+    item->next = NULL;
+    item->kind = kind;
+    item->from = from;
+    item->length = length;
+    memcpy(item->bytes, bytes, length);
+
+    pthread_mutex_lock(&queues.lock);
+    if (!queues.accepting) {
+        pthread_mutex_unlock(&queues.lock);
+        free(item);
+        return;
+    }
+    *queues.inbox_tail = item;
+    queues.inbox_tail = &item->next;
+    wake_locked();
+    pthread_mutex_unlock(&queues.lock);
+}
+
+void ompi_comm_ft_queues_to_ulfm(uint32_t rank)
+{
+    pthread_mutex_lock(&queues.lock);
+    if (queues.accepting && rank_queue_push(&queues.to_ulfm, rank, 1)) {
+        queues.to_ulfm_queued = 1;
+    }
+    pthread_mutex_unlock(&queues.lock);
+}
+
+bool ompi_comm_ft_queues_pop_report(uint32_t *rank, int *kind)
+{
+    bool popped;
+
+    pthread_mutex_lock(&queues.lock);
+    popped = rank_queue_pop(&queues.reports, rank, kind);
+    pthread_mutex_unlock(&queues.lock);
+    return popped;
+}
+
+/* The whole inbox, oldest first; the caller frees each item. Clears the
+ * wake-up flag: the reports are drained after it, in the same step. */
+ompi_comm_ft_inbox_item_t *ompi_comm_ft_queues_take_inbox(void)
+{
+    ompi_comm_ft_inbox_item_t *items;
+
+    pthread_mutex_lock(&queues.lock);
+    items = queues.inbox_head;
+    queues.inbox_head = NULL;
+    queues.inbox_tail = &queues.inbox_head;
+    queues.queued = 0;
+    pthread_mutex_unlock(&queues.lock);
+    return items;
+}
+
+bool ompi_comm_ft_queues_pop_to_ulfm(uint32_t *rank)
+{
+    int kind;
+    bool popped;
+
+    pthread_mutex_lock(&queues.lock);
+    popped = rank_queue_pop(&queues.to_ulfm, rank, &kind);
+    if (!popped) {
+        queues.to_ulfm_queued = 0;
+    }
+    pthread_mutex_unlock(&queues.lock);
+    return popped;
+}
+
+/* Unlocked reads for the progress callbacks' fast path: hints only. */
+bool ompi_comm_ft_queues_pending(void)
+{
+    return 0 != queues.queued;
+}
+
+int64_t ompi_comm_ft_queues_pending_since(void)
+{
+    return queues.queued_at_ns;
+}
+
+bool ompi_comm_ft_queues_to_ulfm_pending(void)
+{
+    return 0 != queues.to_ulfm_queued;
+}
+
+/* Sleeps until something is queued, *stop is set, or deadline_ns passes. */
+void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop)
+{
+    struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
+
+    pthread_mutex_lock(&queues.lock);
+    while (!*stop && 0 == queues.queued) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&queues.cond, &queues.lock, &ts)) {
+            break;
+        }
+    }
+    pthread_mutex_unlock(&queues.lock);
+}
+
+/* Sets *stop under the lock, so that a waiter cannot miss it. */
+void ompi_comm_ft_queues_stop_waiting(volatile bool *stop)
+{
+    pthread_mutex_lock(&queues.lock);
+    *stop = true;
+    pthread_cond_signal(&queues.cond);
+    pthread_mutex_unlock(&queues.lock);
+}
