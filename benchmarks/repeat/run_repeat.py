@@ -8,7 +8,8 @@ come one at a time, a blocking send on a revoked communicator, a starved
 rank kept alive by its witness, the exit status, a peer dying in the middle
 of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
 loaded host, a healthy rank called failed as the others exit after a crash
-across nodes) R times each through ctest,
+across nodes, a rank that came up without btl/ofi over libfabric's shm)
+R times each through ctest,
 round-robin so that drift of the shared machine spreads over all of them,
 and counts the failures. The tests come from build/tests (configured here
 as `make test` does if it is missing). Output: benchmarks/results/repeat.jsonl,
@@ -24,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
-                   r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm)$"
+                   r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
+                   r"ofi_shm_hang_np4)$"
                    r"|^netns\.crash_notice_2nodes$")
 TEST_DIR = common.ROOT / "build" / "tests"
 TAIL_LINES = 15
