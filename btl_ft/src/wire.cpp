@@ -131,6 +131,11 @@ private:
     std::vector<std::byte>& out_;
 };
 
+// Every rank of the sorted list `part` is in the sorted list `all`.
+bool contains_all(std::span<const rank_t> all, std::span<const rank_t> part) {
+    return std::includes(all.begin(), all.end(), part.begin(), part.end());
+}
+
 // Two sorted lists share no rank.
 bool disjoint(const std::vector<rank_t>& x, const std::vector<rank_t>& y) {
     std::vector<rank_t>::const_iterator a = x.begin(), b = y.begin();
@@ -169,8 +174,7 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     in.rank_list(bounds.size, out.crashed);
     in.rank_list(bounds.size, out.unreachable);
     if (in.ok() && !lists_consistent(out)) in.fail(status::overlap);
-    if (in.ok() && !(std::includes(out.failed.begin(), out.failed.end(), out.crashed.begin(), out.crashed.end()) &&
-                     std::includes(out.failed.begin(), out.failed.end(), out.unreachable.begin(), out.unreachable.end()))) {
+    if (in.ok() && !(contains_all(out.failed, out.crashed) && contains_all(out.failed, out.unreachable))) {
         in.fail(status::not_failed);
     }
 }
@@ -310,11 +314,8 @@ void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
     put.byte(fields.route);
     put.varint(fields.source);
     put.varint(fields.sequence);
-    BTL_FT_ASSERT(std::includes(fields.failed.begin(), fields.failed.end(), fields.crashed.begin(), fields.crashed.end()),
-                  "a crashed rank that is not in the failed list");
-    BTL_FT_ASSERT(std::includes(fields.failed.begin(), fields.failed.end(), fields.unreachable.begin(),
-                                fields.unreachable.end()),
-                  "an unreachable rank that is not in the failed list");
+    BTL_FT_ASSERT(contains_all(fields.failed, fields.crashed), "a crashed rank that is not in the failed list");
+    BTL_FT_ASSERT(contains_all(fields.failed, fields.unreachable), "an unreachable rank that is not in the failed list");
     put.rank_list(fields.failed);
     put.rank_list(fields.departed);
     put.rank_list(fields.crashed);
