@@ -33,7 +33,7 @@ def run_cell(sink, config, eta, loss, rep, deadline_s, slack_s):
     exe = common.compile_for(common.ULFM_AGREE, variant)
     victims = nodes.ranks_on(NODES - 1, NP, NODES)
     args = argparse.Namespace(kind=loss, np=NP, nodes=NODES, deadline_s=deadline_s, slack_s=slack_s,
-                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()])
+                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()], detached=False)
     with nodes.exclusive():
         names, _ = nodes.ensure_nodes(NODES)
         run, notes, overrun = netns_scenario.run_job(args, names, exe, victims)

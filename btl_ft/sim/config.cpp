@@ -52,7 +52,7 @@ std::uint32_t sim_config::effective_probe_width() const {
 time_ns sim_config::confirm_window_ns() const {
     const time_ns probe_window = default_confirm_ns(timeout_ns);
     const bool remote_witness = witness && per_node > 1;
-    return remote_witness ? std::max(probe_window, timeout_ns / 2) : probe_window;
+    return remote_witness ? std::max(probe_window, remote_witness_wait(timeout_ns, node_grace_ns)) : probe_window;
 }
 
 namespace {

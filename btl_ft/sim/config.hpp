@@ -82,6 +82,7 @@ struct sim_config {
     std::uint32_t probe_width = BTL_FT_DEFAULT_PROBE_WIDTH;
     bool quorum = BTL_FT_DEFAULT_QUORUM != 0;
     bool witness = BTL_FT_DEFAULT_WITNESS != 0;
+    time_ns node_grace_ns = BTL_FT_DEFAULT_NODE_GRACE_NS;
     fault_kind fault = fault_kind::crash;
     time_ns resume_after_ns = -1;      // hang: the victim resumes this long after; -1: never
     // The runtime (PMIx) tells the processes of other nodes that a crashed
@@ -105,9 +106,9 @@ struct sim_config {
     // Predecessors an observer watches at once, as detector_probe.cpp caps it.
     std::uint32_t effective_probe_width() const;
     // The longest an observer waits between a timed-out emitter and its
-    // declaration: the PROBE's window c, or half a timeout when it asked a
-    // witness on another node that never answers (the emitter's whole node
-    // is down or cut off).
+    // declaration: the PROBE's window c, or the node grace (at least half a
+    // timeout) when it asked a witness on another node that never answers
+    // (the emitter's whole node is down or cut off).
     time_ns confirm_window_ns() const;
     time_ns warmup() const { return warmup_ns >= 0 ? warmup_ns : 2 * period_ns; }
     time_ns settle() const { return settle_ns >= 0 ? settle_ns : 2 * timeout_ns + period_ns; }

@@ -48,6 +48,7 @@ void world::build_detectors() {
     base.propagator = config_.propagator;
     base.probe_width = config_.probe_width;
     base.quorum = config_.quorum;
+    base.node_grace_ns = config_.node_grace_ns;
     // libmpi hands the detector the nodes when witnesses are on. With one
     // process per node no witness can exist, and leaving them out spares
     // each suspicion a scan of every rank for a node-mate.

@@ -120,6 +120,7 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     }
     out.confirm_ns = config.confirm_ns;
     out.answer_within_ns = config.answer_within_ns;
+    out.node_grace_ns = config.node_grace_ns;
     if (config.node_of_rank != nullptr && config.witness != 0) {
         out.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(config.node_of_rank,
                                                                               config.node_of_rank + config.size);

@@ -64,6 +64,9 @@ std::optional<config_problem> find_config_problem(const detector_config& config)
     if (config.witness_patience_ns < 0 || config.witness_patience_ns > max_interval_ns) {
         return too("witness_patience_ns", config.witness_patience_ns, "must be in [0, 2^52] ns");
     }
+    if (config.node_grace_ns < 0 || config.node_grace_ns > max_interval_ns) {
+        return too("node_grace_ns", config.node_grace_ns, "must be in [0, 2^52] ns");
+    }
     if (config.node_of_rank && config.node_of_rank->size() != config.size) {
         return too("node_of_rank", static_cast<long long>(config.node_of_rank->size()), "must have size entries");
     }

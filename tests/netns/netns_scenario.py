@@ -44,6 +44,9 @@ def parse():
     p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
     p.add_argument("--slack-s", type=int, default=30, help="mpirun's bound is deadline + slack")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--detached", action="store_true",
+                   help="each node's daemon in a session of its own, as PRRTE does by default "
+                        "(nodes.mpirun_command_netns)")
     p.add_argument("--source", default=str(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
                    help="a program with ulfm_agree's options and output")
     p.add_argument("--name", default=None)
@@ -146,7 +149,7 @@ def run_job(args, names, exe, victims):
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
     mca = dict(kv.split("=", 1) for kv in args.mca)
     cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes,
-                                     detached=getattr(args, "detached", False))
+                                     detached=args.detached)
     injector = Injector(args, names[-1], exe, victims, inject, names) if kind == "external" else None
     overrun_notes = {}
 

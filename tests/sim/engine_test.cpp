@@ -190,15 +190,19 @@ TEST(Bound, BurstGrowsByOneStepPerProbeWidthOfTheLongestRow) {
     EXPECT_DOUBLE_EQ(burst_bound_ns(64, 1024, 1, delta, window, tau), 1.5e9 + 63 * 2.5e9 + 2000 + 64 * 80000);
 }
 
-TEST(Bound, WitnessesOnAnotherNodeWidenTheWindowToHalfATimeout) {
+TEST(Bound, WitnessesOnAnotherNodeWidenTheWindowToTheNodeGrace) {
     sim_config config;
     config.timeout_ns = ns_per_s;
     config.per_node = 1;
     EXPECT_EQ(config.confirm_window_ns(), 20'000'000);
     config.per_node = 4;
-    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 2);
+    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 2);  // half a timeout is more than the grace
+    config.timeout_ns = ns_per_s / 20;
+    EXPECT_EQ(config.confirm_window_ns(), BTL_FT_DEFAULT_NODE_GRACE_NS);
+    config.node_grace_ns = 0;
+    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 40);
     config.witness = false;
-    EXPECT_EQ(config.confirm_window_ns(), 20'000'000);
+    EXPECT_EQ(config.confirm_window_ns(), 10'000'000);
 }
 
 }  // namespace

@@ -126,8 +126,8 @@ TEST(FaultProperty, RandomSchedulesOfEveryFaultAreAccurateCompleteAndBounded) {
 }
 
 // A node of 16: with the `node` order its processes have observers on
-// other nodes that find them all at once, in delta plus the witness's half
-// timeout; in rank order they form one row that probing eats 8 at a time,
+// other nodes that find them all at once, in delta plus the node grace
+// (half a timeout at delta 1 s); in rank order they form one row that probing eats 8 at a time,
 // and without probing one at a time. Each figure sits just under its bound.
 TEST(FaultProperty, NodeLossTakesWhatTheBurstBoundPredicts) {
     struct expected {
@@ -152,6 +152,23 @@ TEST(FaultProperty, NodeLossTakesWhatTheBurstBoundPredicts) {
         EXPECT_GE(measured_s, predicted_s - 0.6);
         EXPECT_GT(result.bound_ratio, 0.9);  // the bound is tight, not vacuous
     }
+}
+
+// At delta 50 ms the node grace (0.25 s), not half a timeout, is what a
+// silent node's witness gets: a node starved as a whole for up to 230 ms
+// must not be declared, so a lost one is found at 0.3 s, not 0.075 s.
+TEST(FaultProperty, AtASmallTimeoutANodeLossWaitsOutTheNodeGrace) {
+    sim_config config = lowlat_nodes(16, 16, fault_kind::node_loss, 1);
+    config.period_ns = 10'000'000;
+    config.timeout_ns = 50'000'000;
+    SCOPED_TRACE(describe(config, 3));
+    const run_result result = simulate(config, 3);
+    EXPECT_EQ(result.violations.total(), 0u) << details(result);
+    ASSERT_TRUE(result.bound_checked);
+    const double predicted_s = 0.05 + static_cast<double>(BTL_FT_DEFAULT_NODE_GRACE_NS) / ns_per_s;
+    const double measured_s = static_cast<double>(result.stable_ns) / ns_per_s;
+    EXPECT_LE(measured_s, predicted_s + 0.001);
+    EXPECT_GE(measured_s, predicted_s - 0.011);  // the last word came up to eta before the loss
 }
 
 TEST(FaultProperty, ACutNodeStopsAndTheRestGoesOn) {

@@ -27,6 +27,7 @@ struct observer_2 {
         detector_config config = config_for(4, 2);
         config.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(std::move(nodes));
         config.witness_patience_ns = 0;  // the least: 4 timeouts
+        config.node_grace_ns = 0;        // half a timeout (ASilentNodeGetsTheNodeGrace sets it)
         return config;
     }
     std::vector<std::pair<rank_t, wire::message>> questions() const { return io.sent_of(wire::msg_type::witness, 4); }
@@ -133,17 +134,36 @@ TEST(Witness, AWitnessThatSawItStoppedEndsTheWaitAtOnce) {
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
 }
 
-TEST(Witness, NoAnswerOrUnknownLeavesItToTheProbe) {
-    for (const bool answered : {false, true}) {
-        observer_2 p;
-        p.core.tick(p.timed_out_at);
-        if (answered) p.answer(p.timed_out_at + 1 * ms, 0, p.questions().at(0).second.sequence, 1, process_state::unknown);
-        // A remote witness's answer crosses two hosts: it gets half a timeout.
-        p.core.tick(p.timed_out_at + confirm_ns);
-        EXPECT_TRUE(p.io.failed.empty());
-        p.core.tick(p.timed_out_at + timeout_ns / 2);
-        EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+// Nobody of the emitter's node answers: it may be starved as a whole, so
+// it gets the node grace (at least half a timeout) before the declaration.
+TEST(Witness, ASilentNodeGetsTheNodeGrace) {
+    for (const time_ns grace : {time_ns{0}, timeout_ns / 2, time_ns{BTL_FT_DEFAULT_NODE_GRACE_NS}}) {
+        detector_config config = observer_2::config_with({0, 0, 1, 1});
+        config.node_grace_ns = grace;
+        recorder io;
+        detector core(config, ring::make_flat(ring_order::rank, 4, 0), io, io);
+        core.start(0);
+        core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
+        const time_ns declared_at = observer_2::timed_out_at + std::max(grace, timeout_ns / 2);
+        core.tick(observer_2::timed_out_at);
+        core.tick(observer_2::timed_out_at + confirm_ns);
+        core.tick(declared_at - 1);
+        EXPECT_TRUE(io.failed.empty()) << "grace " << grace;
+        core.tick(declared_at);
+        EXPECT_EQ(io.failed, std::vector<rank_t>{1}) << "grace " << grace;
     }
+}
+
+// A witness that answers "unknown" runs, so its node is not silent: the
+// PROBE decides, in its own window, as without witnesses.
+TEST(Witness, AnUnknownAnswerLeavesItToTheProbe) {
+    observer_2 p;
+    p.core.tick(p.timed_out_at);
+    p.answer(p.timed_out_at + 1 * ms, 0, p.questions().at(0).second.sequence, 1, process_state::unknown);
+    p.core.tick(p.timed_out_at + confirm_ns);
+    EXPECT_TRUE(p.io.failed.empty());
+    p.core.tick(p.timed_out_at + 1 * ms + confirm_ns);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
 }
 
 TEST(Witness, WithoutNodesNobodyIsAsked) {

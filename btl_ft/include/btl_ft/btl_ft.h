@@ -37,6 +37,9 @@ enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, B
 #define BTL_FT_DEFAULT_PROBE_WIDTH BTL_FT_PROBE_WIDTH_MAX
 #define BTL_FT_DEFAULT_QUORUM 1
 #define BTL_FT_DEFAULT_WITNESS 1
+/* a node whose processes all fall silent may be starved of CPU as a whole
+ * (measured: 90 to 230 ms, emulated nodes sharing 2 cores), not lost */
+#define BTL_FT_DEFAULT_NODE_GRACE_NS 250000000LL
 
 typedef struct btl_ft_callbacks {
     void *context;
@@ -113,6 +116,10 @@ typedef struct btl_ft_config {
                                        window is never shorter */
     int witness;                    /* nonzero, with node_of_rank: ask a process of a silent
                                        emitter's node whether it still runs (local_state) */
+    int64_t node_grace_ns;          /* how long, after the timeout, a witness on another
+                                       node gets to answer (never less than half the
+                                       timeout, so 0 = half the timeout);
+                                       BTL_FT_DEFAULT_NODE_GRACE_NS is libmpi's */
 } btl_ft_config_t;
 
 typedef struct btl_ft_stats {

@@ -132,10 +132,24 @@ struct detector_config {
     // witness delays detection, never prevents it. On 2 cores shared by 2
     // emulated nodes the kernel starved whole processes for up to 230 ms.
     time_ns witness_patience_ns = 1'000'000'000;
+    // How long, after the timeout, a witness on another node gets to
+    // answer (never less than half the timeout: its answer crosses two
+    // hosts' schedules). No answer means that every process of the
+    // emitter's node we asked is silent: the node is lost, cut off, or
+    // starved of CPU as a whole, and only the grace tells the last from
+    // the others. Its price: a lost node is declared this much after the
+    // timeout, not half a timeout.
+    time_ns node_grace_ns = BTL_FT_DEFAULT_NODE_GRACE_NS;
 };
 
 constexpr time_ns witness_patience(const detector_config& config) {
     return config.witness_patience_ns > 4 * config.timeout_ns ? config.witness_patience_ns : 4 * config.timeout_ns;
+}
+
+// How long after its emitter's timeout an observer waits for a witness on
+// another node (detector_config::node_grace_ns).
+constexpr time_ns remote_witness_wait(time_ns timeout_ns, time_ns node_grace_ns) {
+    return node_grace_ns > timeout_ns / 2 ? node_grace_ns : timeout_ns / 2;
 }
 
 // The confirmation window when detector_config::confirm_ns is 0: long

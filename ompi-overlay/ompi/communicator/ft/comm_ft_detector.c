@@ -112,6 +112,7 @@ static btl_ft_config_t config_from_params(void)
         /* the driver progresses a computing process every half period */
         .answer_within_ns = params->period_ns,
         .witness = params->witness,
+        .node_grace_ns = params->node_grace_ns,
     };
 }
 

@@ -60,6 +60,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     uint32_t probe_width;
     bool quorum;
     bool witness;
+    int64_t node_grace_ns;
 } ompi_comm_ft_detector_params_t;
 
 /* comm_ft_detector_params.c */

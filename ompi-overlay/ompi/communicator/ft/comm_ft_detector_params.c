@@ -57,6 +57,7 @@ typedef struct ompi_comm_ft_detector_vars_t {
     unsigned int probe_width;
     bool quorum;
     bool witness;
+    double node_grace_s;
 } ompi_comm_ft_detector_vars_t;
 
 static ompi_comm_ft_detector_vars_t vars = {
@@ -70,6 +71,7 @@ static ompi_comm_ft_detector_vars_t vars = {
     .probe_width = BTL_FT_DEFAULT_PROBE_WIDTH,
     .quorum = BTL_FT_DEFAULT_QUORUM,
     .witness = BTL_FT_DEFAULT_WITNESS,
+    .node_grace_s = BTL_FT_DEFAULT_NODE_GRACE_NS / 1e9,
 };
 
 /* first variable whose value Open MPI itself rejected at registration */
@@ -145,6 +147,15 @@ int ompi_comm_ft_detector_params_register(void)
                       "(SIGSTOP) or gone is declared at once. If false, only the silent "
                       "process's own answer to a probe counts",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.witness);
+    register_variable("detector_node_grace",
+                      "How long, in seconds after the timeout, a silent process of another "
+                      "node is given when the witness asked on its node does not answer "
+                      "either (never less than half of mpi_ft_detector_timeout). A node whose "
+                      "processes are all silent is lost, cut off, or starved of CPU as a "
+                      "whole (an overloaded node: 90 to 230 ms measured); only this grace "
+                      "keeps the last from being declared failed. The price: a lost or cut "
+                      "node is declared this long after the timeout. 0: half the timeout",
+                      MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_5, &vars.node_grace_s);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
                       "shuffle); must be the same in every process",
@@ -265,6 +276,8 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
                                              &params->period_ns))
         || OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_timeout", vars.timeout_s,
                                                 &params->timeout_ns))
+        || OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_node_grace", vars.node_grace_s,
+                                                &params->node_grace_ns))
         || OMPI_SUCCESS != (ret = parse_word("mpi_ft_detector_ring_order", vars.ring_order,
                                              btl_ft_parse_ring_order, btl_ft_ring_order_words,
                                              &params->ring_order))
@@ -289,6 +302,18 @@ static const char *value_text(const char *name, char *buffer, size_t length, con
     return buffer;
 }
 
+/* The value in seconds of a btl_ft_config_t member given in nanoseconds. */
+static double seconds_of_member(const ompi_comm_ft_detector_params_t *params, const char *member)
+{
+    if (0 == strcmp(member, "period_ns")) {
+        return params->period_ns / 1e9;
+    }
+    if (0 == strcmp(member, "node_grace_ns")) {
+        return params->node_grace_ns / 1e9;
+    }
+    return params->timeout_ns / 1e9;
+}
+
 int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *params,
                                        const btl_ft_config_t *config)
 {
@@ -298,6 +323,7 @@ int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *par
     } variable_of[] = {
         {"period_ns", "mpi_ft_detector_period"},
         {"timeout_ns", "mpi_ft_detector_timeout"},
+        {"node_grace_ns", "mpi_ft_detector_node_grace"},
         {"probe_width", "mpi_ft_detector_probe_width"},
     };
     char rule[128], shown[64], core_text[256];
@@ -317,9 +343,7 @@ int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *par
         }
         return show_invalid(name,
                             value_text(name, shown, sizeof(shown), "%g",
-                                       (0 == strcmp(member, "period_ns") ? params->period_ns
-                                                                         : params->timeout_ns)
-                                           / 1e9),
+                                       seconds_of_member(params, member)),
                             rule);
     }
     /* a member no variable sets: the shim's own mistake */
