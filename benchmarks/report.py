@@ -221,8 +221,9 @@ def false_failures_section():
     return (table(["configuration", "setup", "ranks", "failed runs, per δ (η = δ/5)",
                    "smallest clean δ", "measured"], out)
             + "\n\nFailure-free ulfm_agree jobs (benchmarks/accuracy/run_false_failures.py): across "
-              "emulated nodes (network namespaces, one PRRTE daemon each, tcp), and on one host while "
-              "a second job of 2 spinning processes loads both cores. A run fails when a detector "
+              "emulated nodes (network namespaces, one PRRTE daemon each, tcp), and on one host or 3 "
+              "emulated nodes while a second job of 2 spinning processes loads both cores "
+              "(\"loaded\"). btl_ft runs at its default node grace (0.25 s). A run fails when a detector "
               "suspects a live process, or, without a suspicion, when a rank does not report or "
               "mpirun does not exit 0 (counted apart; their last lines are in "
               "false_failures.jsonl: for stock's detector, mpirun never returned after every rank "

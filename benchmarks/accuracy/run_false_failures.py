@@ -8,7 +8,9 @@ for btl_ft and stock's detector, in three setups:
     the shared cores (CFS autogroup), which starves whole processes for
     90-230 ms, as separate machines never would (tests/netns/nodes.py);
   - one host, 8 ranks on the 2 cores while a second job (2 processes
-    spinning, launched by its own mpirun in a session of its own) loads it.
+    spinning, launched by its own mpirun in a session of its own) loads it;
+  - 3 emulated nodes, 6 ranks, under the same second job: whole nodes then
+    wait for the CPU together, which only the witnesses' node grace covers.
 Each run is ulfm_agree --kind none: agreements for 0.4 s across nodes, or
 2 s of computing without MPI calls then agreements on the loaded host. A
 run is clean when every rank reports, mpirun exits 0 and no detector
@@ -20,6 +22,7 @@ failures: by then the rate is known to be far from zero.
 Output: benchmarks/results/false_failures.jsonl, one line per (config, setup, delta).
 """
 import argparse
+import collections
 import os
 import re
 import subprocess
@@ -37,9 +40,12 @@ import nodes  # noqa: E402
 # btl_ft's and stock's verbose-1 lines when they declare a process failed
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
 DELTAS = [0.05, 0.03, 0.02, 0.01]
-# name, emulated nodes (0: this host), ranks, daemons in sessions of their own
-SETUPS = [("2 nodes", 2, 4, False), ("3 nodes", 3, 6, False),
-          ("2 nodes, daemons detached", 2, 4, True), ("1 host, loaded", 0, 8, False)]
+# nodes: emulated nodes (0: this host); detached: daemons in sessions of
+# their own; loaded: a second job spins beside it
+Setup = collections.namedtuple("Setup", "name nodes np detached loaded")
+SETUPS = [Setup("2 nodes", 2, 4, False, False), Setup("3 nodes", 3, 6, False, False),
+          Setup("2 nodes, daemons detached", 2, 4, True, False), Setup("1 host, loaded", 0, 8, False, True),
+          Setup("3 nodes, loaded", 3, 6, False, True)]
 CONFIGS = ("btl_ft", "stock-detector")
 STOP_AFTER_FALSE = 3
 LOADED_COMPUTE_S = 2
@@ -51,7 +57,7 @@ def parse(argv):
     p.add_argument("--runs", type=int, default=None)
     p.add_argument("--config", action="append", choices=CONFIGS,
                    help="measure only this configuration (repeatable)")
-    p.add_argument("--setup", action="append", choices=[s[0] for s in SETUPS],
+    p.add_argument("--setup", action="append", choices=[s.name for s in SETUPS],
                    help="measure only this setup (repeatable)")
     return p.parse_args(argv)
 
@@ -77,15 +83,21 @@ def verdict(records, np_, output, ended, how_it_ended):
                    *output.splitlines()[-12:]]
 
 
-def run_on_nodes(config, delta, n_nodes, np_, detached):
+def run_on_nodes(config, delta, setup):
     variant, mca = common.config_mca(config, delta / 5, delta, {"mpi_ft_verbose": 1})
     exe = common.compile_for(common.ULFM_AGREE, variant)
-    args = argparse.Namespace(kind="none", np=np_, nodes=n_nodes, deadline_s=20, slack_s=30,
+    np_ = setup.np
+    args = argparse.Namespace(kind="none", np=np_, nodes=setup.nodes, deadline_s=20, slack_s=30,
                               variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
-                              detached=detached)
+                              detached=setup.detached)
     with nodes.exclusive():
-        names, _ = nodes.ensure_nodes(n_nodes)
-        run, _, _ = netns_scenario.run_job(args, names, exe, [])
+        names, _ = nodes.ensure_nodes(setup.nodes)
+        load = start_load(variant) if setup.loaded else None
+        try:
+            run, _, _ = netns_scenario.run_job(args, names, exe, [])
+        finally:
+            if load:
+                stop_load(load)
     how = "killed at its deadline" if run.timed_out else f"mpirun exit {run.returncode}"
     clean, evidence = verdict(run.records, np_, run.output,
                                 not run.timed_out and run.returncode == 0, how)
@@ -137,12 +149,12 @@ def run_loaded(config, delta, np_):
 
 
 def scan_setup(sink, config, setup, runs):
-    name, n_nodes, np_, detached = setup
+    name, n_nodes, np_ = setup.name, setup.nodes, setup.np
     for delta in DELTAS:
         done, false, examples, wall = 0, 0, [], 0.0
         while done < runs and false < STOP_AFTER_FALSE:
             if n_nodes:
-                clean, evidence, wall_s = run_on_nodes(config, delta, n_nodes, np_, detached)
+                clean, evidence, wall_s = run_on_nodes(config, delta, setup)
             else:
                 clean, evidence, wall_s = run_loaded(config, delta, np_)
             done += 1
@@ -151,7 +163,7 @@ def scan_setup(sink, config, setup, runs):
                 false += 1
                 examples.append(evidence)
         sink.write({"benchmark": "false_failures", "config": config, "setup": name,
-                    "nodes": n_nodes or 1, "np": np_, "loaded": n_nodes == 0, "detached": detached,
+                    "nodes": n_nodes or 1, "np": np_, "loaded": setup.loaded, "detached": setup.detached,
                     "cores": os.cpu_count(), "eta_s": delta / 5, "delta_s": delta,
                     "runs": done, "false_failures": false, "wall_s": round(wall, 1),
                     "examples": examples[:3]})
@@ -165,17 +177,17 @@ def main(argv):
     options = parse(argv)
     runs = options.runs or (5 if options.quick else 50)
     configs = options.config or CONFIGS
-    setups = [s for s in SETUPS if options.setup is None or s[0] in options.setup]
-    kept = keep_others(configs, [s[0] for s in setups]) if options.config or options.setup else []
+    setups = [s for s in SETUPS if options.setup is None or s.name in options.setup]
+    kept = keep_others(configs, [s.name for s in setups]) if options.config or options.setup else []
     sink = common.JsonLines("false_failures")
     for record in kept:
         sink.carry(record)
-    if any(s[1] for s in setups):
+    if any(s.nodes for s in setups):
         try:
             nodes.ensure_nodes(3)
         except nodes.Unavailable as e:
             common.progress(f"false_failures: no emulated nodes ({e}); the loaded host only")
-            setups = [s for s in setups if s[1] == 0]
+            setups = [s for s in setups if s.nodes == 0]
     for config in configs:
         for setup in setups:
             scan_setup(sink, config, setup, runs)

@@ -49,6 +49,25 @@ def check(run, np, nodes):
     return problems
 
 
+def run_job(args, exe, inject):
+    """The job's run, or None when its emulated nodes cannot be made."""
+    program = [exe, "--victim", args.np - 1, "--inject-file", inject, "--deadline-s", 30]
+    mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
+    if args.nodes == 1:
+        return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S, program_name=str(exe))
+    with netns.exclusive():
+        try:
+            names, _ = netns.ensure_nodes(args.nodes)
+        except netns.Unavailable as e:
+            print(f"SKIPPED: cannot create emulated nodes: {e}")
+            return None
+        try:
+            return harness.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),
+                               BOUND_S, program_name=str(exe))
+        finally:
+            netns.reap(names)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--np", type=int, default=8)
@@ -57,23 +76,12 @@ def main():
     args = p.parse_args()
     exe = harness.compile_program(PROGRAM, harness.ROOT / "build" / "tests" / "bin")
     inject = harness.inject_file()
-    program = [exe, "--victim", args.np - 1, "--inject-file", inject, "--deadline-s", 30]
-    mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
-    if args.nodes == 1:
-        run = harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S, program_name=str(exe))
-    else:
-        with netns.exclusive():
-            try:
-                names, _ = netns.ensure_nodes(args.nodes)
-            except netns.Unavailable as e:
-                print(f"SKIPPED: cannot create emulated nodes: {e}")
-                return netns.SKIP
-            try:
-                run = harness.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),
-                                  BOUND_S, program_name=str(exe))
-            finally:
-                netns.reap(names)
-    Path(inject).unlink(missing_ok=True)
+    try:
+        run = run_job(args, exe, inject)
+    finally:
+        Path(inject).unlink(missing_ok=True)
+    if run is None:
+        return netns.SKIP
     name = "crash_notice" if args.nodes == 1 else f"crash_notice_{args.nodes}nodes"
     return harness.verdict(name, run, check(run, args.np, args.nodes))
 

@@ -51,7 +51,6 @@
 
 #include "ompi_config.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
