@@ -1,7 +1,8 @@
-// The heap and lane of event_queue.hpp. Sifting moves a hole instead of
+// The three parts of event_queue.hpp. Sifting moves a hole instead of
 // swapping, so each level costs one copy; the heap grows by half, not by
-// doubling, because at 2^20 processes a broadcast puts ~2e7 messages in
-// flight at once and doubling would reserve ~400 MiB it never uses.
+// doubling, because with delays beyond the near window (a long --tau,
+// one-port queues) the messages of a 2^20 broadcast land here, ~2e7 at
+// once, and doubling would reserve ~400 MiB it never uses.
 #include "event_queue.hpp"
 
 #include "btl_ft/assert.hpp"
@@ -12,32 +13,33 @@ namespace {
 constexpr std::size_t arity = 4;
 }
 
-bool earlier(const event& a, const event& b) {
-    if (a.at != b.at) {
-        return a.at < b.at;
+event_queue::part event_queue::earliest_part() {
+    BTL_FT_ASSERT(!empty(), "the earliest event of an empty event queue");
+    part best = part::near;
+    const event* head = near_.empty() ? nullptr : &near_.front();
+    if (!lane_.empty() && (head == nullptr || earlier(lane_.front(), *head))) {
+        best = part::lane;
+        head = &lane_.front();
     }
-    if (a.node != b.node) {
-        return a.node < b.node;
+    if (!heap_.empty() && (head == nullptr || earlier(heap_.front(), *head))) {
+        best = part::heap;
     }
-    if (a.kind != b.kind) {
-        return a.kind < b.kind;
-    }
-    return a.payload < b.payload;
+    return best;
 }
 
-const event& event_queue::top() const {
-    BTL_FT_ASSERT(!empty(), "top() of an empty event queue");
-    if (lane_.empty()) {
-        return heap_.front();
-    }
-    if (heap_.empty() || earlier(lane_.front(), heap_.front())) {
-        return lane_.front();
+const event& event_queue::top() {
+    switch (earliest_part()) {
+        case part::near: return near_.front();
+        case part::lane: return lane_.front();
+        case part::heap: break;
     }
     return heap_.front();
 }
 
 void event_queue::push(const event& item) {
-    if (lane_.empty() || !earlier(item, lane_.back())) {
+    if (near_.offer(item)) {
+        // taken
+    } else if (lane_.empty() || !earlier(item, lane_.back())) {
         lane_.push_back(item);
     } else {
         heap_push(item);
@@ -48,13 +50,17 @@ void event_queue::push(const event& item) {
 }
 
 event event_queue::pop() {
-    BTL_FT_ASSERT(!empty(), "pop() of an empty event queue");
-    if (!lane_.empty() && (heap_.empty() || earlier(lane_.front(), heap_.front()))) {
-        const event first = lane_.front();
-        lane_.pop_front();
-        return first;
+    event first;
+    switch (earliest_part()) {
+        case part::near: first = near_.pop_front(); break;
+        case part::lane:
+            first = lane_.front();
+            lane_.pop_front();
+            break;
+        case part::heap: first = heap_pop(); break;
     }
-    return heap_pop();
+    near_.advance_floor(first.at);
+    return first;
 }
 
 void event_queue::heap_push(const event& item) {

@@ -10,8 +10,10 @@ namespace btl_ft::sim {
 template <std::size_t Bytes>
 std::uint32_t message_pool::fixed_class<Bytes>::take() {
     if (free.empty()) {
-        slots.emplace_back();
-        return static_cast<std::uint32_t>(slots.size() - 1);
+        if (count % chunk_slots == 0) {
+            chunks.push_back(std::make_unique_for_overwrite<fixed_slot<Bytes>[]>(chunk_slots));
+        }
+        return static_cast<std::uint32_t>(count++);
     }
     const std::uint32_t index = free.back();
     free.pop_back();
@@ -33,12 +35,12 @@ std::uint64_t message_pool::store(rank_t from, std::span<const std::byte> bytes)
     ++in_use_;
     if (bytes.size() <= fixed_slot<32>::capacity) {
         const std::uint32_t index = small_.take();
-        fill(small_.slots[index], from, bytes);
+        fill(small_[index], from, bytes);
         return index;
     }
     if (bytes.size() <= fixed_slot<128>::capacity) {
         const std::uint32_t index = medium_.take();
-        fill(medium_.slots[index], from, bytes);
+        fill(medium_[index], from, bytes);
         return (std::uint64_t{1} << class_shift) | index;
     }
     std::uint32_t index = 0;
@@ -57,8 +59,8 @@ std::uint64_t message_pool::store(rank_t from, std::span<const std::byte> bytes)
 rank_t message_pool::from(std::uint64_t slot) const {
     const std::size_t index = slot & index_mask;
     switch (slot >> class_shift) {
-        case 0: return small_.slots[index].from;
-        case 1: return medium_.slots[index].from;
+        case 0: return small_[index].from;
+        case 1: return medium_[index].from;
         default: return large_[index].from;
     }
 }
@@ -66,9 +68,21 @@ rank_t message_pool::from(std::uint64_t slot) const {
 std::span<const std::byte> message_pool::bytes(std::uint64_t slot) const {
     const std::size_t index = slot & index_mask;
     switch (slot >> class_shift) {
-        case 0: return {small_.slots[index].data, small_.slots[index].length};
-        case 1: return {medium_.slots[index].data, medium_.slots[index].length};
+        case 0: return {small_[index].data, small_[index].length};
+        case 1: return {medium_[index].data, medium_[index].length};
         default: return large_[index].data;
+    }
+}
+
+void message_pool::prefetch(std::uint64_t slot) const {
+    const std::size_t index = slot & index_mask;
+    switch (slot >> class_shift) {
+        case 0: __builtin_prefetch(&small_[index]); break;
+        case 1:
+            __builtin_prefetch(&medium_[index]);
+            __builtin_prefetch(reinterpret_cast<const char*>(&medium_[index]) + 64);
+            break;
+        default: break;  // rare
     }
 }
 

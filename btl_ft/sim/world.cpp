@@ -78,12 +78,38 @@ run_result world::run() {
         const event item = queue_.pop();
         BTL_FT_ASSERT(item.at >= now_, "simulated time went backwards");
         now_ = item.at;
+        prefetch_upcoming();
         dispatch(item);
         after_event();
         ++events_;
     }
     oracle_.finish();
     return collect();
+}
+
+// During a broadcast each event goes to a process whose state, message
+// and failed set are all cache misses, and they dominated the run. The
+// events a few places ahead are known (the near buckets of the queue are
+// sorted), so their memory is requested now, in two steps: the state and
+// the message first, then, once the state has arrived, the failed set it
+// points to. Prefetching changes no result, only when the bytes arrive.
+void world::prefetch_upcoming() {
+    constexpr std::size_t state_ahead = 6;
+    constexpr std::size_t sets_ahead = 2;
+    const std::span<const event> next = queue_.upcoming();
+    if (next.size() > state_ahead) {
+        const event& later = next[state_ahead];
+        if (later.kind == event_kind::message) {
+            messages_.prefetch(later.payload);
+        }
+        detectors_[later.node].prefetch_state();
+        __builtin_prefetch(&mode_[later.node]);
+        __builtin_prefetch(&deadline_[later.node]);
+        __builtin_prefetch(&started_[later.node]);
+    }
+    if (next.size() > sets_ahead) {
+        detectors_[next[sets_ahead].node].prefetch_sets();
+    }
 }
 
 void world::dispatch(const event& item) {

@@ -83,6 +83,7 @@ private:
 
     std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank() const;
     void build_detectors();
+    void prefetch_upcoming();
     void dispatch(const event& item);
     void on_start(rank_t process);
     void on_tick(const event& item);

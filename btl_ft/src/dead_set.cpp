@@ -17,10 +17,6 @@ dead_set::dead_set(std::vector<rank_t> sorted_unique) : ranks_(std::move(sorted_
                   "dead_set built from ranks that are not strictly increasing");
 }
 
-bool dead_set::contains(rank_t rank) const {
-    return std::binary_search(ranks_.begin(), ranks_.end(), rank);
-}
-
 bool dead_set::insert(rank_t rank) {
     const auto at = std::lower_bound(ranks_.begin(), ranks_.end(), rank);
     if (at != ranks_.end() && *at == rank) {

@@ -287,6 +287,20 @@ void detector::leave(time_ns now) {
 }
 
 time_ns detector::next_deadline() const { return state_->next_deadline(); }
+
+// Every line: a notice touches most of them (configuration, sets, timers,
+// quorum episode, counters), and leaving any out measured slower.
+void detector::prefetch_state() const {
+    const char* bytes = reinterpret_cast<const char*>(state_.get());
+    for (std::size_t line = 0; line < sizeof(state); line += 64) {
+        __builtin_prefetch(bytes + line);
+    }
+}
+
+void detector::prefetch_sets() const {
+    __builtin_prefetch(state_->dead.ranks().data());
+}
+
 rank_t detector::self() const { return state_->self(); }
 rank_t detector::emitter() const { return state_->emitter; }
 rank_t detector::observer() const { return state_->observer; }

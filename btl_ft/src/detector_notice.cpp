@@ -109,16 +109,18 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
         return;
     }
     std::vector<rank_t> fresh;
-    for (const rank_t rank : msg.failed) {
-        const bool confirmed = std::binary_search(msg.crashed.begin(), msg.crashed.end(), rank);
-        const bool unreached = std::binary_search(msg.unreachable.begin(), msg.unreachable.end(), rank);
-        const failure_kind kind = confirmed  ? failure_kind::crashed
-                                  : unreached ? failure_kind::unreachable
-                                              : failure_kind::suspected;
-        if (mark_failed(now, rank, kind)) {
-            fresh.push_back(rank);
-        } else if (confirmed && dead.contains(rank)) {
-            confirm_crash(rank);  // news of a kind, not of a failure: not forwarded
+    if (!knows_failures_in(msg)) {
+        for (const rank_t rank : msg.failed) {
+            const bool confirmed = std::binary_search(msg.crashed.begin(), msg.crashed.end(), rank);
+            const bool unreached = std::binary_search(msg.unreachable.begin(), msg.unreachable.end(), rank);
+            const failure_kind kind = confirmed  ? failure_kind::crashed
+                                      : unreached ? failure_kind::unreachable
+                                                  : failure_kind::suspected;
+            if (mark_failed(now, rank, kind)) {
+                fresh.push_back(rank);
+            } else if (confirmed && dead.contains(rank)) {
+                confirm_crash(rank);  // news of a kind, not of a failure: not forwarded
+            }
         }
     }
     if (check_quorum(now)) {
@@ -142,6 +144,19 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     if (!fresh.empty()) {
         report(fresh);
     }
+}
+
+// Most copies of a broadcast repeat what the receiver knows: every rank
+// they name failed is in D and every crash they confirm is in `crashed`.
+// The loop of on_notice() would then change nothing, so one merge walk of
+// the sorted lists replaces a binary search or two per named rank (at 2^17
+// processes, a quarter of a node loss's simulation time).
+bool detector::state::knows_failures_in(const wire::message& msg) const {
+    const auto holds = [](const dead_set& set, const std::vector<rank_t>& list) {
+        const std::span<const rank_t> known = set.ranks();
+        return std::includes(known.begin(), known.end(), list.begin(), list.end());
+    };
+    return holds(dead, msg.failed) && holds(crashed, msg.crashed);
 }
 
 void detector::state::forward(const wire::message& msg) {

@@ -164,6 +164,7 @@ struct detector::state {
     void broadcast(time_ns now, std::span<const rank_t> suspects);
     void broadcast_direct(const dead_set& skip, std::span<const rank_t> suspects);
     void on_notice(time_ns now, rank_t from, const wire::message& msg);
+    bool knows_failures_in(const wire::message& msg) const;  // the notice names no new failure or crash
     void forward(const wire::message& msg);
     std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;
     void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);

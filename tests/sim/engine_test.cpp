@@ -55,6 +55,46 @@ TEST(EventQueue, InterleavedPushAndPopStayOrdered) {
     }
 }
 
+// The near buckets, the lane and the heap together, as a run uses them:
+// every push at or after the last popped time, many at that very time (into
+// a bucket already sorted and partly popped), most within a few hundred ns,
+// some beyond the bucket window. The pops must follow a reference order.
+TEST(EventQueue, NearBucketsPopInContentOrderAsARunPushes) {
+    rng draws(11, stream::delays);
+    event_queue queue;
+    std::vector<event> pending;  // the reference: what is in the queue
+    time_ns now = 0;
+    const auto push = [&](const event& item) {
+        queue.push(item);
+        pending.push_back(item);
+    };
+    for (int i = 0; i < 200; ++i) {
+        push({.at = static_cast<time_ns>(draws.below(100)), .node = static_cast<rank_t>(draws.below(50))});
+    }
+    for (int i = 0; i < 60000 && !pending.empty(); ++i) {
+        const auto least = std::min_element(pending.begin(), pending.end(), earlier);
+        const event expected = *least;
+        pending.erase(least);
+        const event got = queue.pop();
+        ASSERT_FALSE(earlier(got, expected) || earlier(expected, got)) << "pop " << i;
+        ASSERT_GE(got.at, now);
+        now = got.at;
+        const std::uint64_t pushes = i < 40000 ? draws.below(3) : 0;
+        for (std::uint64_t k = 0; k < pushes; ++k) {
+            const std::uint64_t choice = draws.below(10);
+            const time_ns ahead = choice == 0   ? 0                                     // the current bucket
+                                  : choice == 1 ? 4000 + static_cast<time_ns>(draws.below(9000))  // past the window
+                                                : 1 + static_cast<time_ns>(draws.below(300));
+            push({.at = now + ahead,
+                  .payload = draws.below(4),
+                  .node = static_cast<rank_t>(draws.below(50)),
+                  .kind = static_cast<event_kind>(draws.below(4))});
+        }
+        ASSERT_EQ(queue.size(), pending.size());
+    }
+    EXPECT_TRUE(queue.empty());
+}
+
 TEST(MessagePool, KeepsBytesAndSenderUntilReleased) {
     message_pool pool;
     std::vector<std::byte> small(20, std::byte{7});

@@ -7,6 +7,7 @@
 // ranks, i.e. 128 GiB for one simulation.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -20,7 +21,8 @@ public:
     dead_set() = default;
     explicit dead_set(std::vector<rank_t> sorted_unique);
 
-    bool contains(rank_t rank) const;
+    // Inline: a notice's receiver asks it for every rank the notice names.
+    bool contains(rank_t rank) const { return std::binary_search(ranks_.begin(), ranks_.end(), rank); }
     bool insert(rank_t rank);  // true when newly added
     bool erase(rank_t rank);   // true when it was there
     void clear() { ranks_.clear(); }

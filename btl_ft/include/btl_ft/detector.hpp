@@ -245,6 +245,14 @@ public:
 
     time_ns next_deadline() const;  // what tick() would return now, without running anything
 
+    // Hints from a caller that knows this detector is called soon (the
+    // simulator looks ahead in its event queue, where the next process is
+    // rarely in the cache): pull its state, then the sets a message is
+    // checked against, towards the cache. They change nothing; the second
+    // reads the state, so it should come a few calls after the first.
+    void prefetch_state() const;
+    void prefetch_sets() const;
+
     rank_t self() const;
     rank_t emitter() const;
     rank_t observer() const;
