@@ -58,13 +58,11 @@ def detector_running(pid):
 
 
 class Starver(threading.Thread):
-    """Starves some ranks, together in one cpu cgroup, once their detector
-    threads run, then releases them."""
+    """Starves one rank once its detector thread runs, then releases it."""
 
-    def __init__(self, exe, ranks, starve_s, period_us=PERIOD_US, quota_us=QUOTA_US):
+    def __init__(self, exe, rank, starve_s):
         super().__init__(daemon=True)
-        self.exe, self.ranks, self.starve_s = exe, ranks, starve_s
-        self.period_us, self.quota_us = period_us, quota_us
+        self.exe, self.rank, self.starve_s = exe, rank, starve_s
         self.group = CPU_ROOT / f"btl_ft-starve-{id(self)}"
         self.problem = None
         self.starved = False
@@ -73,28 +71,26 @@ class Starver(threading.Thread):
         try:
             self._starve()
         except OSError as e:
-            self.problem = f"starving ranks {self.ranks} failed: {e}"
+            self.problem = f"starving rank {self.rank} failed: {e}"
         finally:
             self._release()
 
     def _starve(self):
         deadline = time.monotonic() + 30
-        pids = {}
+        pid = None
         while time.monotonic() < deadline:
-            for rank in self.ranks:
-                pids[rank] = pids.get(rank) or rank_pid(self.exe, rank)
-            if all(pids.values()) and all(detector_running(pid) for pid in pids.values()):
+            pid = pid or rank_pid(self.exe, self.rank)
+            if pid and detector_running(pid):
                 break
             time.sleep(0.02)
         else:
-            self.problem = f"ranks {self.ranks} never all started their detector threads"
+            self.problem = f"rank {self.rank} never started its detector thread"
             return
         time.sleep(0.3)  # into the computation, past MPI_Init
         self.group.mkdir()
-        (self.group / "cpu.cfs_period_us").write_text(str(self.period_us))
-        (self.group / "cpu.cfs_quota_us").write_text(str(self.quota_us))
-        for pid in pids.values():
-            (self.group / "cgroup.procs").write_text(str(pid))  # every thread of it
+        (self.group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
+        (self.group / "cpu.cfs_quota_us").write_text(str(QUOTA_US))
+        (self.group / "cgroup.procs").write_text(str(pid))  # every thread of it
         self.starved = True
         time.sleep(self.starve_s)
 
@@ -113,7 +109,7 @@ def run_case(exe, args, witness):
     mca = {**MCA, "mpi_ft_detector_witness": "true" if witness else "false"}
     program = [exe, "--victims", "0", "--kind", "none", "--inject-after-ms", 400,
                "--deadline-s", 20, "--compute-s", 3]
-    starver = Starver(exe, [args.np - 1], args.starve_s)
+    starver = Starver(exe, args.np - 1, args.starve_s)
     starver.start()
     run = harness.run(harness.mpirun_command(args.np, program, mca=mca), deadline_s=60,
                       program_name=str(exe))

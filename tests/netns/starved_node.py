@@ -1,56 +1,149 @@
-"""A node starved of CPU as a whole is not declared failed: the node grace.
+"""A node whose processes all fall silent for a while is not declared failed:
+the node grace.
 
-  starved_node.py [--starve-s 1.5]
+  starved_node.py [--freeze-ms 150] [--freezes 3]
 
 4 ranks of ulfm_agree --kind none on 2 emulated nodes compute for 3 s
-without MPI calls. While they do, both ranks of node 1 go together into one
-cpu cgroup (v1) allowed 5 ms of CPU per 200 ms: every thread of them, the
-detectors' too, is kept off the CPU for up to about 195 ms at a time, 4
-timeouts (eta 10 ms, delta 50 ms). The witness an observer on node 0 asks
-is the other rank of node 1, starved as well, so it cannot answer either.
+without MPI calls. While they do, both ranks of node 1 are frozen together
+(the cgroup v1 freezer, thawed after --freeze-ms), --freezes times, 300 ms
+apart: a node that is starved of CPU as a whole, or paused, looks the same
+from outside. The witness an observer on node 0 asks is the other rank of node
+1, frozen as well, so it cannot answer either. At eta 10 ms, delta 50 ms:
   - with mpi_ft_detector_node_grace 0 (the control: half a timeout, so a
     silent node is declared at 75 ms) an observer must declare one of them
-    failed: otherwise the starvation was too mild to show anything;
+    failed: otherwise the freeze proved nothing;
   - at the default grace (0.25 s: declared at 300 ms) nobody may be
     declared failed, and every rank must report.
-Exit 77 (ctest: skipped) without emulated nodes or a writable cgroup v1 cpu
-hierarchy with CFS bandwidth control.
+(A cpu cgroup's quota starves less predictably: the kernel hands the quota
+out per CPU in slices, and the detector thread then missed up to 9 periods
+of 100 ms in a row.) Exit 77 (ctest: skipped) without emulated nodes or a
+cgroup v1 freezer hierarchy.
 """
 import argparse
+import os
+import re
 import sys
+import threading
+import time
+from pathlib import Path
 
 import nodes
 from nodes import harness
-import starved_rank  # tests/mpi, on the path through nodes
+import starved_rank  # tests/mpi, on the path through nodes: rank_pid, detector_running
 
 NP, NODES = 4, 2
-PERIOD_US, QUOTA_US = 200_000, 5_000
+MCA = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05, "mpi_ft_verbose": 1,
+       "async_mpi_finalize": 1}
+SUSPICION = re.compile(r"btl_ft: rank \d+ failed")
+GAP_S = 0.3
+FREEZER_ROOT = Path("/sys/fs/cgroup/freezer")
+
+
+class Freezer(threading.Thread):
+    """Freezes the ranks of the last node together, a few times, once every
+    detector thread of them runs, with the cgroup freezer: its processes
+    stop and resume at one instant, and /proc shows them waiting (D), not
+    stopped (T), as a starved node's would be. (SIGSTOP, one process after
+    the other, let a resumed witness see its node-mate still stopped.)"""
+
+    def __init__(self, exe, freeze_s, freezes):
+        super().__init__(daemon=True)
+        self.exe, self.freeze_s, self.freezes = exe, freeze_s, freezes
+        self.ranks = nodes.ranks_on(NODES - 1, NP, NODES)
+        self.group = FREEZER_ROOT / f"btl_ft-freeze-{os.getpid()}-{id(self)}"
+        self.problem = None
+        self.frozen = 0
+
+    def run(self):
+        try:
+            self._freeze()
+        except OSError as e:
+            self.problem = f"freezing ranks {self.ranks} failed: {e}"
+        finally:
+            self._release()
+
+    def _freeze(self):
+        pids = {}
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            for rank in self.ranks:
+                pids[rank] = pids.get(rank) or starved_rank.rank_pid(self.exe, rank)
+            if all(pids.values()) and all(starved_rank.detector_running(p) for p in pids.values()):
+                break
+            time.sleep(0.02)
+        else:
+            self.problem = f"ranks {self.ranks} never all started their detector threads"
+            return
+        time.sleep(0.3)  # into the computation, past MPI_Init
+        self.group.mkdir()
+        for pid in pids.values():
+            (self.group / "cgroup.procs").write_text(str(pid))
+        for _ in range(self.freezes):
+            (self.group / "freezer.state").write_text("FROZEN")
+            time.sleep(self.freeze_s)
+            self.frozen += 1
+            (self.group / "freezer.state").write_text("THAWED")
+            time.sleep(GAP_S)
+
+    def _release(self):
+        if not self.group.exists():
+            return
+        (self.group / "freezer.state").write_text("THAWED")
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                (FREEZER_ROOT / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # it ended meanwhile
+        self.group.rmdir()
 
 
 def run_case(exe, args, names, grace):
-    mca = {**starved_rank.MCA, "async_mpi_finalize": 1}
+    mca = dict(MCA)
     if grace is not None:
         mca["mpi_ft_detector_node_grace"] = grace
     program = [exe, "--victims", "0", "--kind", "none", "--inject-after-ms", 400,
                "--deadline-s", 20, "--compute-s", 3]
-    starver = starved_rank.Starver(exe, nodes.ranks_on(NODES - 1, NP, NODES), args.starve_s,
-                                   PERIOD_US, QUOTA_US)
-    starver.start()
+    freezer = Freezer(exe, args.freeze_ms / 1e3, args.freezes)
+    freezer.start()
     try:
         run = harness.run(nodes.mpirun_command_netns(NP, program, mca=mca, nodes=NODES),
                           deadline_s=60, program_name=str(exe))
     finally:
-        starver.join(timeout=10)
+        freezer.join(timeout=10)
         nodes.reap(names)
-    return run, starver
+    return run, freezer
+
+
+def check_control(run, freezer):
+    if not freezer.frozen:
+        return [freezer.problem or f"node {NODES - 1} was never frozen"]
+    if not SUSPICION.search(run.output):
+        return ["node grace 0: nobody declared a frozen rank failed, so the freeze was too "
+                "short for this test to show anything"]
+    return []
+
+
+def check_kept(run, freezer):
+    problems = [freezer.problem] if freezer.problem else []
+    if freezer.frozen != freezer.freezes:
+        problems.append(f"node {NODES - 1} was frozen {freezer.frozen} of {freezer.freezes} times")
+    problems += harness.exit_problems(run, 60)
+    suspicions = [line for line in run.output.splitlines() if SUSPICION.search(line)]
+    if suspicions:
+        problems.append(f"a rank of the frozen node was declared failed: {suspicions[0]}")
+    finished = [r for r in run.records if "rounds" in r and not r.get("failed")]
+    if len(finished) != NP:
+        problems.append(f"{len(finished)} of {NP} ranks finished without a failure")
+    return problems
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--starve-s", type=float, default=1.5)
+    p.add_argument("--freeze-ms", type=int, default=150)
+    p.add_argument("--freezes", type=int, default=3)
     args = p.parse_args()
-    if not starved_rank.cgroup_usable():
-        print(f"SKIPPED: no cgroup v1 cpu hierarchy with CFS bandwidth control at {starved_rank.CPU_ROOT}")
+    if not (FREEZER_ROOT / "cgroup.procs").exists():
+        print(f"SKIPPED: no cgroup v1 freezer hierarchy at {FREEZER_ROOT}")
         return nodes.SKIP
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
                                   harness.ROOT / "build" / "tests" / "bin")
@@ -62,24 +155,11 @@ def main():
             return nodes.SKIP
 
         def cases():
-            run, starver = run_case(exe, args, names, grace=0)
-            yield "node grace 0 (control)", run, starved_rank.check_control(run, starver)
-            run, starver = run_case(exe, args, names, grace=None)
-            yield "default node grace", run, check_kept(run, starver)
-        return harness.verdict_of_cases("a starved node is kept by the node grace", cases())
-
-
-def check_kept(run, starver):
-    if starver.problem or not starver.starved:
-        return [starver.problem or "the node was never starved"]
-    problems = harness.exit_problems(run, 60)
-    suspicions = [line for line in run.output.splitlines() if starved_rank.SUSPICION.search(line)]
-    if suspicions:
-        problems.append(f"a rank of the starved node was declared failed: {suspicions[0]}")
-    finished = [r for r in run.records if "rounds" in r and not r.get("failed")]
-    if len(finished) != NP:
-        problems.append(f"{len(finished)} of {NP} ranks finished without a failure")
-    return problems
+            run, freezer = run_case(exe, args, names, grace=0)
+            yield "node grace 0 (control)", run, check_control(run, freezer)
+            run, freezer = run_case(exe, args, names, grace=None)
+            yield "default node grace", run, check_kept(run, freezer)
+        return harness.verdict_of_cases("a frozen node is kept by the node grace", cases())
 
 
 if __name__ == "__main__":
