@@ -18,11 +18,11 @@ CFS bandwidth control.
 import argparse
 import re
 import sys
-import threading
 import time
 from pathlib import Path
 
 import harness
+import rank_cgroup
 
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US, QUOTA_US = 100_000, 10_000
@@ -35,74 +35,19 @@ def cgroup_usable():
     return (CPU_ROOT / "cpu.cfs_quota_us").exists() and (CPU_ROOT / "cgroup.procs").exists()
 
 
-def rank_pid(exe, rank):
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if str(exe) not in (entry / "cmdline").read_bytes().decode(errors="replace"):
-                continue
-            if f"PMIX_RANK={rank}".encode() in (entry / "environ").read_bytes().split(b"\0"):
-                return int(entry.name)
-        except OSError:
-            continue
-    return None
-
-
-def detector_running(pid):
-    try:
-        return any((task / "comm").read_text().strip() == "btl_ft"
-                   for task in Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return False
-
-
-class Starver(threading.Thread):
-    """Starves one rank once its detector thread runs, then releases it."""
+class Starver(rank_cgroup.RankCgroup):
+    """Starves one rank with a cpu quota, then releases it."""
 
     def __init__(self, exe, rank, starve_s):
-        super().__init__(daemon=True)
-        self.exe, self.rank, self.starve_s = exe, rank, starve_s
-        self.group = CPU_ROOT / f"btl_ft-starve-{id(self)}"
-        self.problem = None
+        super().__init__(exe, [rank], CPU_ROOT)
+        self.starve_s = starve_s
         self.starved = False
 
-    def run(self):
-        try:
-            self._starve()
-        except OSError as e:
-            self.problem = f"starving rank {self.rank} failed: {e}"
-        finally:
-            self._release()
-
-    def _starve(self):
-        deadline = time.monotonic() + 30
-        pid = None
-        while time.monotonic() < deadline:
-            pid = pid or rank_pid(self.exe, self.rank)
-            if pid and detector_running(pid):
-                break
-            time.sleep(0.02)
-        else:
-            self.problem = f"rank {self.rank} never started its detector thread"
-            return
-        time.sleep(0.3)  # into the computation, past MPI_Init
-        self.group.mkdir()
+    def act(self):
         (self.group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
         (self.group / "cpu.cfs_quota_us").write_text(str(QUOTA_US))
-        (self.group / "cgroup.procs").write_text(str(pid))  # every thread of it
         self.starved = True
         time.sleep(self.starve_s)
-
-    def _release(self):
-        if not self.group.exists():
-            return
-        for pid in (self.group / "cgroup.procs").read_text().split():
-            try:
-                (CPU_ROOT / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass  # it ended meanwhile
-        self.group.rmdir()
 
 
 def run_case(exe, args, witness):

@@ -20,16 +20,14 @@ of 100 ms in a row.) Exit 77 (ctest: skipped) without emulated nodes or a
 cgroup v1 freezer hierarchy.
 """
 import argparse
-import os
 import re
 import sys
-import threading
 import time
 from pathlib import Path
 
 import nodes
 from nodes import harness
-import starved_rank  # tests/mpi, on the path through nodes: rank_pid, detector_running
+import rank_cgroup  # tests/mpi, on the path through nodes
 
 NP, NODES = 4, 2
 MCA = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05, "mpi_ft_verbose": 1,
@@ -39,45 +37,19 @@ GAP_S = 0.3
 FREEZER_ROOT = Path("/sys/fs/cgroup/freezer")
 
 
-class Freezer(threading.Thread):
-    """Freezes the ranks of the last node together, a few times, once every
-    detector thread of them runs, with the cgroup freezer: its processes
-    stop and resume at one instant, and /proc shows them waiting (D), not
-    stopped (T), as a starved node's would be. (SIGSTOP, one process after
-    the other, let a resumed witness see its node-mate still stopped.)"""
+class Freezer(rank_cgroup.RankCgroup):
+    """Freezes the ranks of the last node together, a few times, with the
+    cgroup freezer: its processes stop and resume at one instant, and /proc
+    shows them waiting (D), not stopped (T), as a starved node's would be.
+    (SIGSTOP, one process after the other, let a resumed witness see its
+    node-mate still stopped.)"""
 
     def __init__(self, exe, freeze_s, freezes):
-        super().__init__(daemon=True)
-        self.exe, self.freeze_s, self.freezes = exe, freeze_s, freezes
-        self.ranks = nodes.ranks_on(NODES - 1, NP, NODES)
-        self.group = FREEZER_ROOT / f"btl_ft-freeze-{os.getpid()}-{id(self)}"
-        self.problem = None
+        super().__init__(exe, nodes.ranks_on(NODES - 1, NP, NODES), FREEZER_ROOT)
+        self.freeze_s, self.freezes = freeze_s, freezes
         self.frozen = 0
 
-    def run(self):
-        try:
-            self._freeze()
-        except OSError as e:
-            self.problem = f"freezing ranks {self.ranks} failed: {e}"
-        finally:
-            self._release()
-
-    def _freeze(self):
-        pids = {}
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            for rank in self.ranks:
-                pids[rank] = pids.get(rank) or starved_rank.rank_pid(self.exe, rank)
-            if all(pids.values()) and all(starved_rank.detector_running(p) for p in pids.values()):
-                break
-            time.sleep(0.02)
-        else:
-            self.problem = f"ranks {self.ranks} never all started their detector threads"
-            return
-        time.sleep(0.3)  # into the computation, past MPI_Init
-        self.group.mkdir()
-        for pid in pids.values():
-            (self.group / "cgroup.procs").write_text(str(pid))
+    def act(self):
         for _ in range(self.freezes):
             (self.group / "freezer.state").write_text("FROZEN")
             time.sleep(self.freeze_s)
@@ -85,16 +57,8 @@ class Freezer(threading.Thread):
             (self.group / "freezer.state").write_text("THAWED")
             time.sleep(GAP_S)
 
-    def _release(self):
-        if not self.group.exists():
-            return
+    def before_release(self):
         (self.group / "freezer.state").write_text("THAWED")
-        for pid in (self.group / "cgroup.procs").read_text().split():
-            try:
-                (FREEZER_ROOT / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass  # it ended meanwhile
-        self.group.rmdir()
 
 
 def run_case(exe, args, names, grace):
