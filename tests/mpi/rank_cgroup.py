@@ -2,9 +2,14 @@
 what starved_rank.py (a cpu quota) and tests/netns/starved_node.py (the
 freezer) do to them."""
 import os
+import re
 import threading
 import time
 from pathlib import Path
+
+import harness
+
+SUSPICION = re.compile(r"btl_ft: rank \d+ failed")
 
 
 def rank_pid(exe, rank):
@@ -27,6 +32,19 @@ def detector_running(pid):
                    for task in Path(f"/proc/{pid}/task").iterdir())
     except OSError:
         return False
+
+
+def kept_problems(run, np_, who):
+    """What shows that `who` was not kept: mpirun's exit, a suspicion, a rank
+    that did not report or reported a failure."""
+    problems = harness.exit_problems(run, 60)
+    suspicions = [line for line in run.output.splitlines() if SUSPICION.search(line)]
+    if suspicions:
+        problems.append(f"{who} was declared failed: {suspicions[0]}")
+    finished = [r for r in run.records if "rounds" in r and not r.get("failed")]
+    if len(finished) != np_:
+        problems.append(f"{len(finished)} of {np_} ranks finished without a failure")
+    return problems
 
 
 class RankCgroup(threading.Thread):

@@ -20,7 +20,6 @@ of 100 ms in a row.) Exit 77 (ctest: skipped) without emulated nodes or a
 cgroup v1 freezer hierarchy.
 """
 import argparse
-import re
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,6 @@ import rank_cgroup  # tests/mpi, on the path through nodes
 NP, NODES = 4, 2
 MCA = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05, "mpi_ft_verbose": 1,
        "async_mpi_finalize": 1}
-SUSPICION = re.compile(r"btl_ft: rank \d+ failed")
 GAP_S = 0.3
 FREEZER_ROOT = Path("/sys/fs/cgroup/freezer")
 
@@ -81,7 +79,7 @@ def run_case(exe, args, names, grace):
 def check_control(run, freezer):
     if not freezer.frozen:
         return [freezer.problem or f"node {NODES - 1} was never frozen"]
-    if not SUSPICION.search(run.output):
+    if not rank_cgroup.SUSPICION.search(run.output):
         return ["node grace 0: nobody declared a frozen rank failed, so the freeze was too "
                 "short for this test to show anything"]
     return []
@@ -91,14 +89,7 @@ def check_kept(run, freezer):
     problems = [freezer.problem] if freezer.problem else []
     if freezer.frozen != freezer.freezes:
         problems.append(f"node {NODES - 1} was frozen {freezer.frozen} of {freezer.freezes} times")
-    problems += harness.exit_problems(run, 60)
-    suspicions = [line for line in run.output.splitlines() if SUSPICION.search(line)]
-    if suspicions:
-        problems.append(f"a rank of the frozen node was declared failed: {suspicions[0]}")
-    finished = [r for r in run.records if "rounds" in r and not r.get("failed")]
-    if len(finished) != NP:
-        problems.append(f"{len(finished)} of {NP} ranks finished without a failure")
-    return problems
+    return problems + rank_cgroup.kept_problems(run, NP, "a rank of the frozen node")
 
 
 def main():
