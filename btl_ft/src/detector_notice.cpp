@@ -152,11 +152,7 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
 // the sorted lists replaces a binary search or two per named rank (at 2^17
 // processes, a quarter of a node loss's simulation time).
 bool detector::state::knows_failures_in(const wire::message& msg) const {
-    const auto holds = [](const dead_set& set, const std::vector<rank_t>& list) {
-        const std::span<const rank_t> known = set.ranks();
-        return std::includes(known.begin(), known.end(), list.begin(), list.end());
-    };
-    return holds(dead, msg.failed) && holds(crashed, msg.crashed);
+    return contains_all(dead.ranks(), msg.failed) && contains_all(crashed.ranks(), msg.crashed);
 }
 
 void detector::state::forward(const wire::message& msg) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "btl_ft/assert.hpp"
+#include "btl_ft/dead_set.hpp"
 
 namespace btl_ft::wire {
 namespace {
@@ -130,11 +131,6 @@ public:
 private:
     std::vector<std::byte>& out_;
 };
-
-// Every rank of the sorted list `part` is in the sorted list `all`.
-bool contains_all(std::span<const rank_t> all, std::span<const rank_t> part) {
-    return std::includes(all.begin(), all.end(), part.begin(), part.end());
-}
 
 // Two sorted lists share no rank.
 bool disjoint(const std::vector<rank_t>& x, const std::vector<rank_t>& y) {

@@ -16,6 +16,11 @@
 
 namespace btl_ft {
 
+// Every rank of the sorted list `part` is in the sorted list `all`.
+inline bool contains_all(std::span<const rank_t> all, std::span<const rank_t> part) {
+    return std::includes(all.begin(), all.end(), part.begin(), part.end());
+}
+
 class dead_set {
 public:
     dead_set() = default;
