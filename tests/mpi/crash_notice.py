@@ -55,11 +55,8 @@ def run_job(args, exe, inject):
     mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
     if args.nodes == 1:
         return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S, program_name=str(exe))
-    with netns.exclusive():
-        try:
-            names, _ = netns.ensure_nodes(args.nodes)
-        except netns.Unavailable as e:
-            print(f"SKIPPED: cannot create emulated nodes: {e}")
+    with netns.taken_for_a_test(args.nodes) as names:
+        if names is None:
             return None
         try:
             return harness.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),

@@ -188,11 +188,8 @@ def main():
         return nodes.SKIP
     victims = victims_of(args)
     exe = harness.compile_program(args.source, harness.ROOT / "build" / "tests" / "bin", args.variant)
-    with nodes.exclusive():
-        try:
-            names, _ = nodes.ensure_nodes(args.nodes)
-        except nodes.Unavailable as e:
-            print(f"SKIPPED: cannot create emulated nodes: {e}")
+    with nodes.taken_for_a_test(args.nodes) as names:
+        if names is None:
             return nodes.SKIP
         run, notes, overrun_notes = run_job(args, names, exe, victims)
 

@@ -56,6 +56,20 @@ def exclusive(timeout_s=300):
         yield
 
 
+@contextlib.contextmanager
+def taken_for_a_test(count):
+    """exclusive() with `count` nodes made: yields their names, or None
+    after printing the test's SKIPPED line when this machine cannot make
+    them (the caller then returns SKIP)."""
+    with exclusive():
+        try:
+            names, _ = ensure_nodes(count)
+        except Unavailable as e:
+            print(f"SKIPPED: cannot create emulated nodes: {e}")
+            names = None
+        yield names
+
+
 class Unavailable(RuntimeError):
     """The machine cannot create the namespaces; str() says why."""
 

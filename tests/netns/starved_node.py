@@ -105,11 +105,8 @@ def main():
         return nodes.SKIP
     exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
                                   harness.ROOT / "build" / "tests" / "bin")
-    with nodes.exclusive():
-        try:
-            names, _ = nodes.ensure_nodes(NODES)
-        except nodes.Unavailable as e:
-            print(f"SKIPPED: cannot create emulated nodes: {e}")
+    with nodes.taken_for_a_test(NODES) as names:
+        if names is None:
             return nodes.SKIP
 
         def cases():
