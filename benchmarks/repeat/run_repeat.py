@@ -32,6 +32,17 @@ TEST_DIR = common.ROOT / "build" / "tests"
 TAIL_LINES = 15
 
 
+def failure_lines(output):
+    """What a failure's record keeps: the test's own "FAILED:" block (its
+    problems, which come before the job's output) and the output's last
+    lines (a starved_rank failure once kept only the job's last lines,
+    which did not say which check failed)."""
+    lines = output.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("FAILED")), None)
+    problems = lines[start:start + TAIL_LINES] if start is not None else []
+    return problems + ["..."] + lines[-TAIL_LINES:] if problems else lines[-TAIL_LINES:]
+
+
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="1 run per test")
@@ -82,7 +93,7 @@ def main(argv=None):
             if not passed:
                 t["failures"] += 1
                 if t["first_failure"] is None:
-                    t["first_failure"] = output.splitlines()[-TAIL_LINES:]
+                    t["first_failure"] = failure_lines(output)
         print(f"[repeat] round {round_ + 1} of {runs}: "
               f"{sum(t['failures'] for t in tally.values())} failures so far", flush=True)
     sink = common.JsonLines("repeat")
