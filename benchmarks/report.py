@@ -241,9 +241,7 @@ def repeat_section():
     return (table(["test", "runs", "failed", "skipped", "measured"], out)
             + "\n\nThe do-no-harm tests whose failures were rare (benchmarks/repeat/run_repeat.py), "
               "each run R times through ctest, round-robin; CI runs each once. A test's first "
-              "failure is in repeat.jsonl: the test's FAILED lines and the output's last lines "
-              "(the starved_rank failure of 2026-11-25 was recorded before the FAILED lines were "
-              "kept, so which check failed is not known; 0 of 40 direct runs failed after it).")
+              "failure is in repeat.jsonl: the test's FAILED lines and the output's last lines.")
 
 
 def scale_section():
