@@ -14,6 +14,8 @@ packages=(
   iproute2 util-linux procps psmisc time
   # benchmarks: results and plots
   python3 python3-matplotlib
+  # benchmarks: instructions per MPI call (callgrind, valgrind/callgrind.h)
+  valgrind
 )
 
 missing=()

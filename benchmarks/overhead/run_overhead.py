@@ -3,7 +3,8 @@
 crash, agree_cost.c) and pure computation with the
 detector on, as ratios to the detector off, for btl_ft and for stock's own
 detector; for the computation also the wakeups and CPU time of the threads
-beside the application (idle_cost.c), which do not depend on wall-clock noise.
+beside the application (idle_cost.c), and instructions per MPI call counted by
+callgrind (call_cost.c), which do not depend on wall-clock noise.
 
 Every repetition runs every configuration once, in an order rotated from one
 repetition to the next, so drift of the shared machine (other jobs, thermal,
@@ -19,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 import harness  # noqa: E402
+import call_cost  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "overhead.c"
@@ -75,6 +77,16 @@ def run_one(sink, quick, label, config, eta, baseline, extra, rep):
                         "test": r["test"], "value": r["value"], "unit": r["unit"], "ranks": r["ranks"],
                         "outcome": run["outcome"]})
             values[r["test"]] = r["value"]
+    if call_cost.available():
+        counted, outcome = call_cost.measure(variant, mca)
+        if not counted:
+            common.progress(f"overhead {label}: call_cost gave no result ({outcome})")
+        for test, value in counted.items():
+            sink.write({"benchmark": "overhead", "label": label, "config": config, "eta_s": eta,
+                        "delta_s": eta and 5 * eta, "baseline": baseline, "rep": rep, "mca": mca,
+                        "test": test, "value": value, "unit": "instructions/call", "ranks": 2,
+                        "outcome": outcome})
+            values[test] = value
     return values
 
 
