@@ -9,8 +9,10 @@
  *
  * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
  * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
- * network namespaces included), the error class the barrier returned, and
- * the set of failed ranks the agreement's communicator reports.
+ * network namespaces included), the error class the barrier returned, the
+ * set of failed ranks the agreement's communicator reports, and each rank's
+ * failure kind as the detector's MPI_T variable tells it (null where the
+ * variable does not exist: stock, or the detector off).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -52,6 +54,41 @@ static void die_now(void)
     kill(getpid(), SIGKILL);
 }
 
+/* mpi_ft_detector_failure_kind, read until it names the victim (the
+ * detector may learn of the crash just after ULFM did), for at most 2 s,
+ * progressing meanwhile; written to out as a JSON array, or null. */
+static void read_failure_kinds(int size, char *out, size_t length)
+{
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int provided, index, count = 0, flag, *kinds;
+    long long until = now_ns() + 2000000000LL;
+    size_t used;
+
+    snprintf(out, length, "null");
+    if (MPI_SUCCESS != MPI_T_init_thread(MPI_THREAD_SINGLE, &provided)) return;
+    if (MPI_SUCCESS == MPI_T_pvar_get_index("mpi_ft_detector_failure_kind", MPI_T_PVAR_CLASS_STATE, &index)
+        && MPI_SUCCESS == MPI_T_pvar_session_create(&session)) {
+        if (MPI_SUCCESS == MPI_T_pvar_handle_alloc(session, index, NULL, &handle, &count) && count == size
+            && NULL != (kinds = calloc((size_t) count, sizeof(int)))) {
+            while (MPI_SUCCESS == MPI_T_pvar_read(session, handle, kinds) && 0 == kinds[victim]
+                   && now_ns() < until) {
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_SELF, &flag, MPI_STATUS_IGNORE);
+                usleep(1000);
+            }
+            used = (size_t) snprintf(out, length, "[");
+            for (int i = 0; i < count && used < length; ++i) {
+                used += (size_t) snprintf(out + used, length - used, "%s%d", i ? "," : "", kinds[i]);
+            }
+            if (used < length) snprintf(out + used, length - used, "]");
+            free(kinds);
+            MPI_T_pvar_handle_free(session, &handle);
+        }
+        MPI_T_pvar_session_free(&session);
+    }
+    MPI_T_finalize();
+}
+
 static long long read_kill_time(void)
 {
     long long t = 0;
@@ -67,7 +104,7 @@ int main(int argc, char **argv)
 {
     int rank, size, rc, error_class = 0, flag = 1;
     long long barrier_done, agree_done, killed;
-    char failed[256];
+    char failed[256], kinds[1024];
 
     parse(argc, argv);
     MPI_Init(&argc, &argv);
@@ -90,14 +127,15 @@ int main(int argc, char **argv)
     MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     agree_done = now_ns();
     format_failed_group(failed, sizeof failed);
+    read_failure_kinds(size, kinds, sizeof kinds);
     killed = read_kill_time();
     printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%.3f,\"agree_ms\":%.3f,"
-           "\"barrier_error\":\"%s\",\"failed\":%s}\n",
+           "\"barrier_error\":\"%s\",\"failed\":%s,\"failure_kind\":%s}\n",
            rank, size, victim, (barrier_done - killed) / 1e6, (agree_done - killed) / 1e6,
            MPIX_ERR_PROC_FAILED == error_class ? "proc_failed"
            : MPI_SUCCESS == error_class        ? "none"
                                                : "other",
-           failed);
+           failed, kinds);
     fflush(stdout);
     MPI_Finalize();
     return 0;

@@ -3,7 +3,8 @@ itself, each survivor's next MPI_Barrier fails with MPIX_ERR_PROC_FAILED,
 the agreement that follows names exactly that rank, and the detector's
 verbose line calls it crashed (the runtime saw it end), never hung, and
 names no other rank. Across nodes it may also say unreachable (a transport
-error came first, and every survivor's notice says so).
+error came first, and every survivor's notice says so). The MPI_T variable
+mpi_ft_detector_failure_kind says the same to the application.
 
   crash_notice.py [--np 8] [--nodes 2] [--mca KEY=VALUE]
 
@@ -26,6 +27,27 @@ import nodes as netns  # noqa: E402
 PROGRAM = harness.ROOT / "benchmarks" / "crash" / "crash_notice.c"
 BOUND_S = 60
 KIND = re.compile(r"btl_ft: rank (\d+) failed: (\w+)")
+# the values of mpi_ft_detector_failure_kind (enum btl_ft_failure_kind)
+PVAR_KIND = {0: "alive", 1: "unreachable", 2: "crashed", 3: "hung"}
+
+
+def pvar_problems(survivors, victim, nodes):
+    """What each survivor read from mpi_ft_detector_failure_kind: the victim
+    crashed (or, across nodes, unreachable), everyone else alive."""
+    allowed = {"crashed"} if nodes == 1 else {"crashed", "unreachable"}
+    problems = []
+    for r in survivors:
+        kinds = r.get("failure_kind")
+        if kinds is None:
+            problems.append(f"rank {r['rank']}: no MPI_T variable mpi_ft_detector_failure_kind")
+            continue
+        named = {rank: PVAR_KIND.get(kind, f"unknown {kind}") for rank, kind in enumerate(kinds)}
+        if named.get(victim) not in allowed:
+            problems.append(f"rank {r['rank']}: MPI_T says rank {victim} is {named.get(victim)}")
+        wrong = {rank: kind for rank, kind in named.items() if rank != victim and kind != "alive"}
+        if wrong:
+            problems.append(f"rank {r['rank']}: MPI_T says healthy ranks failed: {wrong}")
+    return problems
 
 
 def check(run, np, nodes):
@@ -46,7 +68,7 @@ def check(run, np, nodes):
         problems.append(f"no survivor called rank {victim} crashed (saw {sorted(kinds) or 'nothing'})")
     if any(kind == "hung" for _, kind in kinds):
         problems.append(f"a crash was called a hang: {sorted(kinds)}")
-    return problems
+    return problems + pvar_problems(survivors, victim, nodes)
 
 
 def run_job(args, exe, inject):

@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "opal/mca/base/mca_base_pvar.h"
+#include "opal/mca/base/mca_base_var_enum.h"
 #include "opal/mca/pmix/pmix-internal.h"
 #include "opal/mca/threads/threads.h"
 #include "opal/util/output.h"
@@ -157,6 +159,52 @@ static int create_core(void)
     return ret;
 }
 
+/*
+ * MPI_T: the performance variable mpi_ft_detector_failure_kind, one value
+ * per rank of MPI_COMM_WORLD: how the detector learnt of its failure.
+ */
+
+static int failure_kind_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_t event, void *obj,
+                              int *count)
+{
+    if (MCA_BASE_PVAR_HANDLE_BIND == event) {
+        *count = (int) module.world_size;
+    }
+    return OMPI_SUCCESS;
+}
+
+static int failure_kind_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
+{
+    return ompi_comm_ft_driver_failure_kinds((int *) value, module.world_size);
+}
+
+static void register_failure_kind_pvar(void)
+{
+    static const mca_base_var_enum_value_t kinds[] = {
+        {0, "alive"},
+        {BTL_FT_UNREACHABLE, "unreachable"},
+        {BTL_FT_CRASHED, "crashed"},
+        {BTL_FT_HUNG, "hung"},
+        {0, NULL},
+    };
+    mca_base_var_enum_t *names = NULL;
+
+    if (OPAL_SUCCESS != mca_base_var_enum_create("mpi_ft_detector_failure_kind", kinds, &names)) {
+        return; /* only MPI_T loses it */
+    }
+    (void) mca_base_pvar_register("ompi", "mpi", "ft", "detector_failure_kind",
+                                  "How the failure detector learnt of each process's failure, one "
+                                  "value per rank of MPI_COMM_WORLD: alive (not known failed), "
+                                  "crashed (the runtime saw it end), hung (silent past the timeout, "
+                                  "fenced) or unreachable (a transport error). A failure may be "
+                                  "learnt as hung or unreachable and later confirmed as crashed",
+                                  OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT,
+                                  names, MCA_BASE_VAR_BIND_NO_OBJECT,
+                                  MCA_BASE_PVAR_FLAG_READONLY | MCA_BASE_PVAR_FLAG_CONTINUOUS,
+                                  failure_kind_read, NULL, failure_kind_count, NULL);
+    OBJ_RELEASE(names); /* the variable keeps its own reference */
+}
+
 int ompi_comm_failure_detector_init(void)
 {
     uint32_t size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
@@ -184,6 +232,7 @@ int ompi_comm_failure_detector_init(void)
         return ret;
     }
     module.active = true;
+    register_failure_kind_pvar();
     opal_output_verbose(2, ompi_ftmpi_output_handle,
                         "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.period_ns / 1e9,

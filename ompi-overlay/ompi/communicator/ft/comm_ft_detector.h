@@ -123,6 +123,8 @@ void ompi_comm_ft_driver_finalize(void);
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
 void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count);
+/* every rank's enum btl_ft_failure_kind, 0 when not known failed */
+int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count);
 
 /* comm_ft_detector_queues.c: the driver's only; one lock, never held while
  * the core or a BTL runs. */

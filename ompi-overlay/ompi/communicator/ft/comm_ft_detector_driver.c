@@ -443,6 +443,25 @@ static void stop_driving(void)
     driver.running = false;
 }
 
+/* For MPI_T: how each rank's failure became known (enum btl_ft_failure_kind),
+ * 0 for a rank not known failed. From the application's thread, never from
+ * within the core. */
+int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count)
+{
+    int ret = OMPI_SUCCESS;
+
+    pthread_mutex_lock(&driver.core_lock);
+    if (NULL == driver.core) {
+        ret = OMPI_ERR_NOT_AVAILABLE; /* after MPI_Finalize */
+    } else {
+        for (uint32_t rank = 0; rank < count; ++rank) {
+            kinds[rank] = rank < driver.world_size ? btl_ft_failure_kind(driver.core, rank) : 0;
+        }
+    }
+    pthread_mutex_unlock(&driver.core_lock);
+    return ret;
+}
+
 void ompi_comm_ft_driver_finalize(void)
 {
     btl_ft_stats_t stats;
