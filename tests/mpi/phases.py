@@ -15,12 +15,15 @@ error for the whole --duration-s. Per-survivor records go to build/results/.
 """
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 import harness
 
 FAILED = {"PROC_FAILED", "PROC_FAILED_PENDING"}
+# the detector's line at mpi_ft_verbose 1: how a failure became known
+KIND = re.compile(r"btl_ft: rank (\d+) failed: (\w+)")
 # how a survivor may leave each phase (allreduce: first to fail revokes)
 EXPECTED_INTERRUPTION = {"idle": FAILED, "ring": FAILED, "agree": FAILED, "shrink": {"shrunk"},
                          "allreduce": FAILED | {"REVOKED"}, "revoke": FAILED | {"REVOKED"}}
@@ -81,6 +84,8 @@ def check_survivors(args, run, victims, mca):
         if args.kind == "hang" and 0 <= r["interrupted_ms"] < delta_ms - eta_ms:
             problems.append(f"rank {r['rank']} learnt of a hang after {r['interrupted_ms']} ms, "
                             f"before δ - η: the victim did not hang")
+    if mca.get("mpi_ft_verbose", "0") != "0":
+        problems += kind_problems(args.kind, victims, KIND.findall(run.output))
     if args.phase in ("allreduce", "revoke") and not any(r["revoked_by_me"] for r in survivors):
         problems.append("nobody revoked")
     if args.phase == "revoke":
@@ -89,6 +94,22 @@ def check_survivors(args, run, victims, mca):
             if r["interrupted_by"] != "REVOKED" and r["rank"] not in partners:
                 problems.append(f"rank {r['rank']} exchanges with no victim, yet left by "
                                 f"{r['interrupted_by']} instead of REVOKED")
+    return problems
+
+
+def kind_problems(kind, victims, lines):
+    """What the detector called each failure (verbose lines): a hang's
+    observer declares it hung, and others may hear of it first from the
+    runtime once the fence ended it (crashed); a crash is never called hung."""
+    said = {}
+    for rank, what in lines:
+        said.setdefault(int(rank), set()).add(what)
+    problems = []
+    for victim in victims:
+        if kind == "hang" and "hung" not in said.get(victim, set()):
+            problems.append(f"nobody called hung rank {victim} hung (said {sorted(said.get(victim, []))})")
+        if kind == "crash" and "hung" in said.get(victim, set()):
+            problems.append(f"crashed rank {victim} was called hung")
     return problems
 
 
