@@ -55,8 +55,10 @@ static void die_now(void)
 }
 
 /* mpi_ft_detector_failure_kind, read until it names the victim (the
- * detector may learn of the crash just after ULFM did), for at most 2 s,
- * progressing meanwhile; written to out as a JSON array, or null. */
+ * detector may learn of the crash just after ULFM did), for at most 2 s;
+ * written to out as a JSON array, or null. Called once every survivor has
+ * taken its times, so that no survivor's wait here takes a CPU or a reply
+ * from another's. */
 static void read_failure_kinds(int size, char *out, size_t length)
 {
     MPI_T_pvar_session session;
@@ -105,6 +107,7 @@ int main(int argc, char **argv)
     int rank, size, rc, error_class = 0, flag = 1;
     long long barrier_done, agree_done, killed;
     char failed[256], kinds[1024];
+    MPI_Comm survivors;
 
     parse(argc, argv);
     MPI_Init(&argc, &argv);
@@ -127,6 +130,8 @@ int main(int argc, char **argv)
     MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
     agree_done = now_ns();
     format_failed_group(failed, sizeof failed);
+    MPIX_Comm_shrink(MPI_COMM_WORLD, &survivors);
+    MPI_Barrier(survivors);
     read_failure_kinds(size, kinds, sizeof kinds);
     killed = read_kill_time();
     printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%.3f,\"agree_ms\":%.3f,"
@@ -137,6 +142,7 @@ int main(int argc, char **argv)
                                                : "other",
            failed, kinds);
     fflush(stdout);
+    MPI_Comm_free(&survivors);
     MPI_Finalize();
     return 0;
 }
