@@ -2,7 +2,7 @@
  * What one MPI call costs, in instructions: a measure that does not depend on
  * wall-clock noise, next to overhead.c's latency, which swings by tens of
  * percent on a shared VM. Meant to run under callgrind on rank 0
- * (run_call_cost.py does it); rank 0 runs two loops:
+ * (call_cost.py does it, for run_overhead.py); rank 0 runs two loops:
  *
  *   roundtrip: MPI_Irecv + MPI_Isend to itself + MPI_Waitall: the PML's
  *              send, match and completion, with every lock they take

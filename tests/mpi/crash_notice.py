@@ -15,7 +15,6 @@ How fast is benchmarks/crash's question (make bench, stage crash); this
 test checks what a survivor learns, with no assertion on time.
 """
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -26,7 +25,6 @@ import nodes as netns  # noqa: E402
 
 PROGRAM = harness.ROOT / "benchmarks" / "crash" / "crash_notice.c"
 BOUND_S = 60
-KIND = re.compile(r"btl_ft: rank (\d+) failed: (\w+)")
 # the values of mpi_ft_detector_failure_kind (enum btl_ft_failure_kind)
 PVAR_KIND = {0: "alive", 1: "unreachable", 2: "crashed", 3: "hung"}
 
@@ -59,7 +57,7 @@ def check(run, np, nodes):
     for r in survivors:
         if r["barrier_error"] != "proc_failed" or r["failed"] != [victim]:
             problems.append(f"rank {r['rank']}: barrier {r['barrier_error']}, failed {r['failed']}")
-    kinds = {(int(rank), kind) for rank, kind in KIND.findall(run.output)}
+    kinds = {(int(rank), kind) for rank, kind in harness.FAILURE_KIND.findall(run.output)}
     if any(rank != victim for rank, _ in kinds):
         problems.append(f"a healthy rank was called failed: {sorted(kinds)}")
     # On one host the runtime's report comes first. Across nodes the dead

@@ -7,6 +7,7 @@ JSON lines. Used by `make demo`, the MPI tests and the benchmarks.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -15,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# the detector's line at mpi_ft_verbose 1: who failed, and how it became
+# known (crashed, hung, unreachable)
+FAILURE_KIND = re.compile(r"btl_ft: rank (\d+) failed: (\w+)")
 
 
 @dataclass

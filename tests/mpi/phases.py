@@ -15,15 +15,12 @@ error for the whole --duration-s. Per-survivor records go to build/results/.
 """
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 import harness
 
 FAILED = {"PROC_FAILED", "PROC_FAILED_PENDING"}
-# the detector's line at mpi_ft_verbose 1: how a failure became known
-KIND = re.compile(r"btl_ft: rank (\d+) failed: (\w+)")
 # how a survivor may leave each phase (allreduce: first to fail revokes)
 EXPECTED_INTERRUPTION = {"idle": FAILED, "ring": FAILED, "agree": FAILED, "shrink": {"shrunk"},
                          "allreduce": FAILED | {"REVOKED"}, "revoke": FAILED | {"REVOKED"}}
@@ -85,7 +82,7 @@ def check_survivors(args, run, victims, mca):
             problems.append(f"rank {r['rank']} learnt of a hang after {r['interrupted_ms']} ms, "
                             f"before δ - η: the victim did not hang")
     if mca.get("mpi_ft_verbose", "0") != "0":
-        problems += kind_problems(args.kind, victims, KIND.findall(run.output))
+        problems += kind_problems(args.kind, victims, harness.FAILURE_KIND.findall(run.output))
     if args.phase in ("allreduce", "revoke") and not any(r["revoked_by_me"] for r in survivors):
         problems.append("nobody revoked")
     if args.phase == "revoke":
