@@ -112,6 +112,9 @@ W the confirmation window (delta/5 at most 20 ms, or delta/2 with witnesses and
   node-loss, partition (every victim at one instant; d = longest row of victims
   on the ring, w = probe width, s = ceil((d-1)/w)):
     T <= (tau + delta + W) + s(2 delta + W) + tau + (1 + s) B(n)
+  partition, a cut side under 1/8 of the job (--ppn above 1, witnesses on): each of
+  its processes watching one across the cut stops, by its census, within
+    T_stop <= (tau + delta + W) + W + Q     (Q: the quorum wait, 0.5 s)
 Any violation is printed on stderr with the seed that replays it (--runs 1).
 
 Configuration:

@@ -55,6 +55,11 @@ time_ns sim_config::confirm_window_ns() const {
     return remote_witness ? std::max(probe_window, remote_witness_wait(timeout_ns, node_grace_ns)) : probe_window;
 }
 
+time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns) {
+    const time_ns window = config.confirm_window_ns();
+    return (config.tau_ns + config.timeout_ns + window) + window + quorum_wait_ns;
+}
+
 namespace {
 double broadcast_bound_ns(rank_t n, time_ns tau_ns) {
     return 8.0 * static_cast<double>(tau_ns) * std::log2(static_cast<double>(n));

@@ -140,6 +140,19 @@ double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_
 // processes side by side, so d = 1 and a node loss is known in about
 // delta + W + B(n), whatever the number of processes per node.
 double burst_bound_ns(rank_t d, rank_t n, std::uint32_t width, time_ns delta_ns, time_ns window_ns, time_ns tau_ns);
+
+// A process cut off with less than an eighth of the job, whose emitter is
+// on the other side, stops within
+//   T_stop <= (tau + delta + W) + W + Q
+// of the cut (detector_census.cpp): its emitter's last word arrives at most
+// tau after the cut, times out delta later, and the witness it asks on the
+// emitter's node never answers (W, the node grace); the census it then
+// starts gets no answer from the other side in its window (W again), and
+// fewer than a quarter of its draws answer (an eighth expected, 256 draws:
+// the census errs less than once in 10^8); the quorum wait Q follows.
+// Without witnesses (one process per node) no census runs: only the count
+// stops it, eventually.
+time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns);
 std::uint32_t max_tolerated_failures(rank_t n);
 
 }  // namespace btl_ft::sim

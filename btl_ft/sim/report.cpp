@@ -78,6 +78,8 @@ void summary::add(const run_result& result) {
     messages_pp_.add(static_cast<double>(result.network.heartbeats + result.network.messages) / n);
     notices_started_.add(static_cast<double>(result.totals.notices_started));
     suspicions_.add(static_cast<double>(result.totals.suspicions));
+    censuses_.add(static_cast<double>(result.totals.censuses));
+    census_probes_pp_.add(static_cast<double>(result.totals.census_probes) / n);
     if (result.totals.notices_started > 0) {
         notice_per_notice_pp_.add(static_cast<double>(result.totals.notice_messages_sent) /
                                   (n * static_cast<double>(result.totals.notices_started)));
@@ -136,10 +138,12 @@ std::string summary::json() const {
     out.add("failures_during_stabilization", stats_json(failures_during_));
     out.add("notices_started", stats_json(notices_started_));
     out.add("suspicions", stats_json(suspicions_));
+    out.add("censuses", stats_json(censuses_));
     json_object per_process;
     per_process.add("heartbeats", heartbeats_pp_.mean())
         .add("new_observer", new_observer_pp_.mean())
         .add("notice", notices_pp_.mean())
+        .add("census_probes", census_probes_pp_.mean())
         .add("total", messages_pp_.mean());
     out.add("messages_per_process", per_process);
     if (notice_per_notice_pp_.count > 0) {

@@ -321,6 +321,8 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.witnessed_running += one.witnessed_running;
     total.witnessed_down += one.witnessed_down;
     total.witness_answers += one.witness_answers;
+    total.censuses += one.censuses;
+    total.census_probes += one.census_probes;
 }
 }  // namespace
 

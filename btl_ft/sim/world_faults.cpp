@@ -49,6 +49,12 @@ void world::cut(const std::vector<rank_t>& victims) {
     const std::uint64_t twice_cut = 2 * std::uint64_t{cut_side_};
     const bool cut_loses = twice_cut < config_.nodes || (twice_cut == config_.nodes && side_[0] == 0);
     const std::uint8_t losing = cut_loses ? 1 : 0;
+    const std::uint64_t losing_count = cut_loses ? cut_side_ : config_.nodes - cut_side_;
+    // A clear minority with witnesses stops by its census, in a bounded
+    // time (config.hpp); anything else by the count, checked at the end.
+    const bool census_bounded = config_.quorum && config_.witness && config_.per_node > 1 &&
+                                8 * losing_count < config_.nodes;
+    const time_ns census_stop_by = now_ + census_stop_bound_ns(config_, detector_config{}.quorum_wait_ns);
     for (rank_t process = 0; process < config_.nodes; ++process) {
         if (side_[process] != losing) {
             continue;
@@ -57,7 +63,9 @@ void world::cut(const std::vector<rank_t>& victims) {
         ++losing_side_;
         ++expected_stops_;
         oracle_.on_crash(process, now_);
-        oracle_.expect_stop(process, never);
+        const rank_t emitter = detectors_[process].emitter();
+        const bool watches_across = emitter != process && side_[emitter] != losing;
+        oracle_.expect_stop(process, census_bounded && watches_across ? census_stop_by : never);
     }
 }
 

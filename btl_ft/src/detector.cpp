@@ -161,6 +161,12 @@ time_ns detector::tick(time_ns now) {
     if (now >= s.quorum_deadline && s.check_quorum(now)) {
         return never;
     }
+    if (now >= s.census_deadline()) {
+        s.close_census(now);
+        if (s.stopped) {
+            return never;
+        }
+    }
     if (now >= s.emitter_deadline) {
         if (s.confirming && (!late || s.confirm_attempts > 1)) {
             s.suspect_emitter(now);

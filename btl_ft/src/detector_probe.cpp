@@ -103,6 +103,9 @@ void detector::state::on_probe_reply(time_ns now, rank_t from, const wire::messa
         heard_emitter(now);
         return;
     }
+    if (on_census_reply(now, from, msg.sequence)) {
+        return;
+    }
     for (std::size_t i = 0; i < probe_count; ++i) {
         if (probes[i].rank == from && probes[i].round == msg.sequence) {
             probes[i].deadline = never;

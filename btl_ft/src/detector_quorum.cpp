@@ -23,6 +23,11 @@
 // within milliseconds, the count drops and the held failures are released.
 // Across a real cut nothing is confirmed, and the process stops.
 //
+// The count grows by a few failures per mending step, so on a large job
+// a small cut side would take minutes to reach half; a census
+// (detector_census.cpp) finds such a clear minority in one window, and
+// its verdict enters the same wait.
+//
 // Safety with confirmations seen on one side only: if side A confirms x and
 // side B does not, B counts x as lost, so B needs more than |A| + 1 to go
 // on while A needs at least |B|; both cannot hold.
@@ -75,6 +80,7 @@ void detector::state::confirm_crash(rank_t rank) {
 
 // Every live process answered a shrink: what failed so far was no cut.
 void detector::state::settle() {
+    census.reset();
     episode_end = 0;
     episode_counted.clear();
     episode_confirmed = 0;
@@ -97,7 +103,8 @@ bool detector::state::cut_off() const {
     const rank_t lost = static_cast<rank_t>(episode_counted.size());
     BTL_FT_ASSERT(lost <= base, "more failures than live processes");
     const std::uint64_t twice_remaining = 2 * static_cast<std::uint64_t>(base - lost);
-    return twice_remaining < base || (twice_remaining == base && episode_counted.contains(tie_break_rank()));
+    return twice_remaining < base || (twice_remaining == base && episode_counted.contains(tie_break_rank())) ||
+           census_says_cut_off();
 }
 
 bool detector::state::check_quorum(time_ns now) {
@@ -121,9 +128,13 @@ bool detector::state::check_quorum(time_ns now) {
     if (now < quorum_deadline) {
         return false;
     }
-    declared_dead_self(self(), "cut off from at least half of the processes alive when the failures began "
-                               "(quorum lost, and the runtime confirmed none of them dead): stopping rather "
-                               "than going on as a second set of survivors");
+    declared_dead_self(self(), census_says_cut_off()
+                                   ? "cut off from most of the job (fewer than a quarter of the processes it "
+                                     "asked answered, and the runtime confirmed none of them dead): stopping "
+                                     "rather than going on as a second set of survivors"
+                                   : "cut off from at least half of the processes alive when the failures began "
+                                     "(quorum lost, and the runtime confirmed none of them dead): stopping rather "
+                                     "than going on as a second set of survivors");
     return true;
 }
 

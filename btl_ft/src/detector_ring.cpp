@@ -75,6 +75,7 @@ void detector::state::heard_emitter(time_ns now) {
     last_heard_at = now;
     confirming = false;
     confirm_attempts = 0;
+    awaiting_remote_witness = false;
     emitter_deadline = now + config.timeout_ns;
 }
 
@@ -110,6 +111,9 @@ void detector::state::suspect_emitter(time_ns now) {
     ++stats.suspicions;
     confirming = false;
     failed_batch found;
+    // Silence of a whole other node is what a cut looks like from either side.
+    const bool node_silent = awaiting_remote_witness;
+    awaiting_remote_witness = false;
     const bool added = mark_failed(now, emitter, failure_kind::suspected);
     BTL_FT_ASSERT(added, "the emitter was already known dead");
     found.add(emitter);
@@ -121,6 +125,9 @@ void detector::state::suspect_emitter(time_ns now) {
     broadcast(now, found.view());
     out.on_suspected(found.view());
     report(found.view());
+    if (node_silent) {
+        start_census(now);
+    }
 }
 
 rank_t detector::state::find_emitter() const {
@@ -141,6 +148,7 @@ void detector::state::mend(time_ns now, bool after_failure) {
     have_sequence = false;
     confirming = false;
     confirm_attempts = 0;
+    awaiting_remote_witness = false;
     last_heard_at = now;
     if (alone()) {
         observer = self();
@@ -284,7 +292,7 @@ time_ns detector::state::next_deadline() const {
     if (!started || stopped) {
         return never;
     }
-    return std::min({next_heartbeat_at, emitter_deadline, quorum_deadline});
+    return std::min({next_heartbeat_at, emitter_deadline, quorum_deadline, census_deadline()});
 }
 
 }  // namespace btl_ft

@@ -3,7 +3,8 @@
 // detector_ring.cpp (heartbeats, suspicion, mending, leave),
 // detector_probe.cpp (probing the predecessors behind a new emitter),
 // detector_witness.cpp (asking the emitter's node whether it still runs),
-// detector_quorum.cpp (partitions) and detector_notice.cpp (starting,
+// detector_quorum.cpp (partitions), detector_census.cpp (how much of the
+// job a process still reaches) and detector_notice.cpp (starting,
 // receiving and forwarding failure notices).
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
@@ -47,6 +48,21 @@ struct failed_batch {
     std::span<const rank_t> view() const { return {ranks.data(), count}; }
 };
 
+// A census in progress (detector_census.cpp): whom it PROBEd, sorted, and
+// who answered. Held only while one runs, so the simulator's million
+// detectors pay a pointer each.
+struct census_state {
+    std::vector<rank_t> targets;
+    std::vector<std::uint8_t> answered;  // per target
+    std::uint32_t round = 0;
+    time_ns deadline = never;  // end of the window; never once closed
+    bool closed() const { return deadline == never; }
+};
+
+// Processes a census asks at most: enough that a process reaching half of
+// the job is never taken for a clear minority (detector_census.cpp).
+inline constexpr rank_t census_sample = 256;
+
 struct detector::state {
     state(const detector_config& config, std::shared_ptr<const ring> ring, transport& net, sink& out);
 
@@ -85,6 +101,9 @@ struct detector::state {
     // again before accusing, and an answer to an earlier round of the same
     // confirmation counts as much as one to the last.
     std::uint32_t confirm_first_round = 0;
+    // This confirmation asked a witness on another node, which has not
+    // answered: the emitter's whole node is silent (what a cut looks like).
+    bool awaiting_remote_witness = false;
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     time_ns last_call_at = 0;     // the `now` of the latest entry point: never goes back
     std::uint32_t notice_sequence = 0;
@@ -105,6 +124,7 @@ struct detector::state {
     // back from the sink until then (released if confirmations arrive).
     time_ns quorum_deadline = never;
     std::vector<rank_t> held;
+    std::unique_ptr<census_state> census;
     detector_stats stats;
 
     // --- helpers (detector_ring.cpp) ---
@@ -158,6 +178,15 @@ struct detector::state {
     rank_t tie_break_rank() const;
     bool cut_off() const;
     bool check_quorum(time_ns now);  // true when it stopped this process
+
+    // --- census (detector_census.cpp) ---
+    time_ns census_window() const;
+    std::vector<rank_t> census_targets() const;
+    void start_census(time_ns now);
+    bool on_census_reply(time_ns now, rank_t from, std::uint32_t round);
+    void close_census(time_ns now);
+    bool census_says_cut_off() const;
+    time_ns census_deadline() const { return census ? census->deadline : never; }
 
     // --- notices (detector_notice.cpp) ---
     // `suspects` also get a copy, so a falsely suspected process learns it.

@@ -72,12 +72,14 @@ void detector::state::ask_witness(time_ns now) {
     }
     std::array<std::byte, wire::max_witness_bytes> bytes;
     net.send(witness, wire::encode_witness(confirm_round, emitter, bytes));
+    awaiting_remote_witness = true;
     // Only a node that answers nothing at all (lost, cut off, or starved as
     // a whole) waits for all of it; any answer ends the grace.
     emitter_deadline = std::max(emitter_deadline, now + remote_witness_wait(config.timeout_ns, config.node_grace_ns));
 }
 
 void detector::state::apply_witness(time_ns now, process_state seen) {
+    awaiting_remote_witness = false;
     switch (seen) {
     case process_state::running:
         ++stats.witnessed_running;

@@ -74,6 +74,22 @@ TEST_F(oracle_fixture, GoodHistoryStabilisesWithoutViolations) {
     EXPECT_EQ(judge.periods()[0].stable_at, 600);
 }
 
+// A cut-off process that must stop by a deadline (a census's) and stops
+// later, or never, is a stop violation; one that stops in time is not.
+TEST_F(oracle_fixture, AStopPastItsDeadlineIsAStopViolation) {
+    oracle judge(config, *order, view);
+    for (const rank_t cut : {3u, 4u, 5u}) {
+        judge.on_crash(cut, 0);
+        judge.expect_stop(cut, 500);
+    }
+    judge.on_declared_dead_self(3, 3, "cut off", 500);
+    EXPECT_EQ(judge.violations().stop, 0u);
+    judge.on_declared_dead_self(4, 4, "cut off", 501);
+    EXPECT_EQ(judge.violations().stop, 1u);
+    judge.finish();
+    EXPECT_EQ(judge.violations().stop, 2u);  // 5 never stopped
+}
+
 TEST_F(oracle_fixture, LiveProcessDeclaredDeadIsAnAccuracyViolation) {
     oracle judge(config, *order, view);
     const rank_t live[] = {5};
