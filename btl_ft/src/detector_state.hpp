@@ -172,6 +172,7 @@ struct detector::state {
     void on_witness_reply(time_ns now, rank_t from, const wire::message& msg);
 
     // --- partitions (detector_quorum.cpp) ---
+    time_ns episode_gap() const;
     void count_failure(time_ns now, rank_t rank, failure_kind kind);
     void confirm_crash(rank_t rank);
     void settle();

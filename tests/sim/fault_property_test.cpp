@@ -197,6 +197,24 @@ TEST(FaultProperty, ACutNodeOfALargeJobStopsWithinOneCensus) {
     }
 }
 
+// At a timeout of 50 ms a mending step across a silent node (two timeouts
+// of grace, then the node grace of 250 ms) outlasted the quorum episode (4
+// timeouts): every step began a new count, and a cut side of 30 %, which
+// no census decides, never counted half (8 of 20 seeds kept processes of
+// the cut side running to the end, in the node order MPI runs).
+TEST(FaultProperty, AtASmallTimeoutACutSideCountsAcrossItsMendingSteps) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        sim_config config = lowlat_nodes(20, 3, fault_kind::partition, 6);
+        config.period_ns = 10'000'000;
+        config.timeout_ns = 50'000'000;
+        SCOPED_TRACE(describe(config, seed));
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.losing_side, 18u);
+        EXPECT_GE(result.all_stopped_ns, 0);
+    }
+}
+
 // Cut in two halves: the half holding rank 0 goes on, whichever was cut.
 TEST(FaultProperty, AnExactHalfCutLeavesTheSideOfRankZero) {
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
