@@ -180,11 +180,15 @@ def idle_cost_section():
             "1 (baseline)" if r["rate_ratio"] is None else
             f"{r['rate_ratio']:.4f} ({fmt(r['rate_ratio_min'], 4)}–{fmt(r['rate_ratio_max'], 4)})",
             fmt(r["wakeups_per_s"]), fmt(r["wakeups_per_eta"], 2), fmt(r["preemptions_per_s"]),
-            fmt(r["thread_cpu_percent"], 3)]
+            fmt(r["thread_cpu_percent"], 3), fmt(r["app_wait_percent"], 3),
+            "–" if r["added_wait_points"] is None else
+            f"{r['added_wait_points']:+.3f} ({r['added_wait_min']:+.3f}–{r['added_wait_max']:+.3f})",
+            fmt(r["per_cpu_ratio"], 4)]
            for r in sorted(rows, key=lambda r: (r["config"] != "btl_ft", r["eta_s"] is not None, r["eta_s"] or 0))]
     return (table(["configuration", "runs", "compute throughput / detector off (min–max)",
                    "wakeups of other threads / s", "… per η", "application preemptions / s",
-                   "CPU of other threads %"], out)
+                   "CPU of other threads %", "application waiting for a CPU %",
+                   "… added, points (min–max)", "iterations per CPU second / detector off"], out)
             + "\n\n2 ranks on 2 cores (one per core), each computing without MPI calls "
               "(benchmarks/overhead/idle_cost.c). Throughput: iterations per second, per repetition "
               "divided by the detector-off run of the same install in the same repetition; median "
@@ -192,7 +196,13 @@ def idle_cost_section():
               "/proc/self/task/*/status and schedstat: voluntary context switches (wakeups) of every "
               "thread but the application's (the detector's, PMIx's, Open MPI's), involuntary switches of the "
               "application thread, and the other threads' CPU time in percent of the wall time; "
-              "medians per process.")
+              "medians per process. The application's wait for a CPU is schedstat's run delay "
+              "(time runnable, not running) in percent of the wall time, and what the detector adds "
+              "to it is its difference to the detector-off run of the same repetition, in "
+              "percentage points: the throughput it takes by scheduling, which a hypervisor's steal "
+              "and frequency changes do not blur as they blur the wall-clock ratio. Iterations per "
+              "CPU second divide out the waits: what remains is the cost of caches refilled after "
+              "another thread ran.")
 
 
 def accuracy_section():

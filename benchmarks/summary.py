@@ -77,7 +77,18 @@ def overhead_rows(records):
     return rows
 
 
-IDLE_TESTS = ("compute_rate", "thread_wakeups", "app_preemptions", "thread_cpu")
+IDLE_TESTS = ("compute_rate", "thread_wakeups", "app_preemptions", "thread_cpu", "app_wait", "rate_per_cpu")
+
+
+def _differences(records, label, test):
+    """Per repetition, value minus the baseline run's of the same repetition:
+    (median, min, max), or Nones without a baseline."""
+    runs = [r for r in records if r["label"] == label and r["test"] == test]
+    if not runs or not runs[0]["baseline"]:
+        return None, None, None
+    base = {r["rep"]: r["value"] for r in records if r["label"] == runs[0]["baseline"] and r["test"] == test}
+    diffs = [r["value"] - base[r["rep"]] for r in runs if r["rep"] in base]
+    return (median(diffs), min(diffs), max(diffs)) if diffs else (None, None, None)
 
 
 def idle_cost_rows(records):
@@ -85,19 +96,25 @@ def idle_cost_rows(records):
     (idle_cost.c): the throughput ratio to detector off, and the medians of
     the wakeups, preemptions and CPU time of the threads beside the
     application, per second and per heartbeat period."""
-    measured = overhead_rows([r for r in records if r["test"] in IDLE_TESTS])
+    idle = [r for r in records if r["test"] in IDLE_TESTS]
+    measured = overhead_rows(idle)
     by_label = {r["label"]: r for r in measured if r["test"] == "compute_rate"}
     medians = {(r["label"], r["test"]): r["median"] for r in measured}
+    per_cpu = {r["label"]: r for r in measured if r["test"] == "rate_per_cpu"}
     rows = []
     for label, rate in by_label.items():
         wakeups = medians.get((label, "thread_wakeups"))
         eta = rate["eta_s"]
+        wait, wait_min, wait_max = _differences(idle, label, "app_wait")
         rows.append({"label": label, "config": rate["config"], "eta_s": eta, "reps": rate["reps"],
                      "rate_ratio": rate["ratio"], "rate_ratio_min": rate["ratio_min"],
                      "rate_ratio_max": rate["ratio_max"], "wakeups_per_s": wakeups,
                      "wakeups_per_eta": None if wakeups is None or eta is None else wakeups * eta,
                      "preemptions_per_s": medians.get((label, "app_preemptions")),
-                     "thread_cpu_percent": medians.get((label, "thread_cpu"))})
+                     "thread_cpu_percent": medians.get((label, "thread_cpu")),
+                     "app_wait_percent": medians.get((label, "app_wait")),
+                     "added_wait_points": wait, "added_wait_min": wait_min, "added_wait_max": wait_max,
+                     "per_cpu_ratio": per_cpu[label]["ratio"] if label in per_cpu else None})
     return rows
 
 

@@ -11,6 +11,13 @@
  *                    other thread of the process (the detector's, PMIx's, Open
  *                    MPI's), per s: each wakeup takes the core from the application
  * thread_cpu         CPU time of those threads, in percent of the wall time
+ * app_wait           time the application thread was runnable but waited for a
+ *                    CPU (schedstat's run delay), in percent of the wall time:
+ *                    what other threads of this machine took from it, which a
+ *                    hypervisor's steal does not blur
+ * rate_per_cpu       iterations per second of the application thread's own CPU
+ *                    time: what is left of the throughput once the waits are
+ *                    taken out (cache and TLB misses after another thread ran)
  *
  * The counts come from /proc/self/task/<tid>/status and .../schedstat, read
  * before and after the computation; they do not depend on the wall-clock
@@ -31,10 +38,10 @@
 
 typedef struct {
     long tid;
-    double voluntary, involuntary, cpu_ns;
+    double voluntary, involuntary, cpu_ns, wait_ns;
 } thread_sample;
 
-enum { RATE, PREEMPTIONS, WAKEUPS, CPU, MEASURES };
+enum { RATE, PREEMPTIONS, WAKEUPS, CPU, WAIT, RATE_PER_CPU, MEASURES };
 
 static double now_s(void)
 {
@@ -75,9 +82,9 @@ static int sample_threads(thread_sample *out)
         read_switches(path, s);
         snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", s->tid);
         FILE *file = fopen(path, "r");
-        s->cpu_ns = 0;
+        s->cpu_ns = s->wait_ns = 0;
         if (file != NULL) {
-            if (fscanf(file, "%lf", &s->cpu_ns) != 1) s->cpu_ns = 0;
+            if (fscanf(file, "%lf %lf", &s->cpu_ns, &s->wait_ns) != 2) s->cpu_ns = s->wait_ns = 0;
             fclose(file);
         }
     }
@@ -110,13 +117,16 @@ static void measure(double seconds, double *values)
     values[RATE] = compute_for(seconds, &sink);
     double wall = now_s() - start;
     int count_after = sample_threads(after);
-    values[PREEMPTIONS] = values[WAKEUPS] = values[CPU] = 0;
+    values[PREEMPTIONS] = values[WAKEUPS] = values[CPU] = values[WAIT] = values[RATE_PER_CPU] = 0;
     for (int i = 0; i < count_after; i++) {
-        thread_sample base = {after[i].tid, 0, 0, 0}; /* a thread started meanwhile */
+        thread_sample base = {after[i].tid, 0, 0, 0, 0}; /* a thread started meanwhile */
         for (int j = 0; j < count_before; j++)
             if (before[j].tid == after[i].tid) base = before[j];
         if (after[i].tid == self) {
+            double cpu_s = (after[i].cpu_ns - base.cpu_ns) * 1e-9;
             values[PREEMPTIONS] = (after[i].involuntary - base.involuntary) / wall;
+            values[WAIT] = (after[i].wait_ns - base.wait_ns) / (wall * 1e9) * 100;
+            values[RATE_PER_CPU] = cpu_s > 0 ? values[RATE] * wall / cpu_s : 0;
             continue;
         }
         values[WAKEUPS] += (after[i].voluntary - base.voluntary) / wall;
@@ -127,8 +137,9 @@ static void measure(double seconds, double *values)
 
 int main(int argc, char **argv)
 {
-    static const char *names[MEASURES] = {"compute_rate", "app_preemptions", "thread_wakeups", "thread_cpu"};
-    static const char *units[MEASURES] = {"Miter/s", "1/s", "1/s", "%"};
+    static const char *names[MEASURES] = {"compute_rate", "app_preemptions", "thread_wakeups", "thread_cpu",
+                                          "app_wait", "rate_per_cpu"};
+    static const char *units[MEASURES] = {"Miter/s", "1/s", "1/s", "%", "%", "Miter/s"};
     int rank, size;
     double values[MEASURES], sums[MEASURES];
     MPI_Init(&argc, &argv);
@@ -141,6 +152,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     measure(atof(argv[1]), values);
     values[RATE] /= 1e6;
+    values[RATE_PER_CPU] /= 1e6;
     MPI_Reduce(values, sums, MEASURES, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
         for (int m = 0; m < MEASURES; m++)

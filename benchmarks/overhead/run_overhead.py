@@ -57,7 +57,7 @@ def programs(quick):
     application, which is the cost an HPC job pays."""
     compute_s = 2 if quick else 4
     return ((SOURCE, 2, ["p2p", 20000], 2), (SOURCE, 8, ["allreduce", 2000], 1),
-            (AGREE_SOURCE, 8, [200], 2), (IDLE_SOURCE, 2, [compute_s], 4))
+            (AGREE_SOURCE, 8, [200], 2), (IDLE_SOURCE, 2, [compute_s], 6))
 
 
 def run_one(sink, quick, label, config, eta, baseline, extra, rep):

@@ -25,14 +25,18 @@ def faults_section(table, fmt):
                     fmt(record.get("all_stopped_s"), 2),
                     fmt(record["notice_messages_per_process_per_fault"], 1),
                     fmt(line.get("survivor_notice_messages_per_process_per_fault"), 1),
+                    fmt((line.get("messages_per_process") or {}).get("census_probes"), 2),
                     record["bound_violations"] if record["bound_violations"] is not None else "–",
                     (line.get("bound") or {}).get("max_ratio", "–")])
     return (table(["case", "exit", "wall s", "peak MiB", "all know s", "cut side stopped s",
-                   "notices / process", "… sent by survivors", "bound violations", "time / bound"], out)
+                   "notices / process", "… sent by survivors", "census PROBEs / process", "bound violations",
+                   "time / bound"], out)
             + "\n\n64 processes per node, η 0.1 s, δ 1 s, τ 1 µs, libmpi's defaults (ring order node, "
               "probing width 8, quorum, witnesses); one run each, seed 1. Notices per process per fault: "
               "a node loss is one fault of 64 processes. The bound is T_burst of the README "
-              "(\"The simulator\").")
+              "(\"The simulator\"); a cut side's processes must also stop within T_stop (the census), "
+              "checked per process. Census PROBEs: those of the observers of a silent node (and of "
+              "the cut side), per process of the job; \"–\" for runs recorded before the census.")
 
 
 def fig4_section(table, fmt):

@@ -149,7 +149,7 @@ double burst_bound_ns(rank_t d, rank_t n, std::uint32_t width, time_ns delta_ns,
 // emitter's node never answers (W, the node grace); the census it then
 // starts gets no answer from the other side in its window (W again), and
 // fewer than a quarter of its draws answer (an eighth expected, 256 draws:
-// the census errs less than once in 10^8); the quorum wait Q follows.
+// the census errs with probability 4·10^-8); the quorum wait Q follows.
 // Without witnesses (one process per node) no census runs: only the count
 // stops it, eventually.
 time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns);

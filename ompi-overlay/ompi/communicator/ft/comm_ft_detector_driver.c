@@ -83,10 +83,16 @@ typedef struct ompi_comm_ft_driver_t {
     /* the thread */
     opal_thread_t thread;
     volatile bool stopping;
-    /* when the application last ran opal_progress; half a period without it
-     * means the application computes, and the thread then progresses itself
-     * every half period */
+    /* set while the detector thread itself runs opal_progress, whose
+     * callbacks must not take it for the application's */
+    volatile bool thread_progressing;
+    /* when the application last ran opal_progress, read on the coarse
+     * clock when a jiffy is at most an eighth of a period (stamp_coarse;
+     * the stamp then lags by up to coarse_resolution_ns); half a period
+     * without it means the application computes, and the thread then
+     * progresses itself every half period */
     opal_atomic_int64_t app_progress_ns;
+    bool stamp_coarse;
     int64_t half_period_ns;
 } ompi_comm_ft_driver_t;
 
@@ -95,7 +101,6 @@ static ompi_comm_ft_driver_t driver = {
     .next_deadline_ns = INT64_MAX,
     .half_period_ns = 1,
 };
-static __thread bool on_driver_thread = false;
 /* CLOCK_MONOTONIC_COARSE's resolution (a jiffy); 0 until known, or if it has none */
 static int64_t coarse_resolution_ns = 0;
 
@@ -117,12 +122,23 @@ static int64_t now_ns(void)
  * (kvm-clock), a CLOCK_MONOTONIC_COARSE one 4 ns. The coarse clock lags the
  * precise one by less than its resolution, so the precise clock is read only
  * within one resolution of the deadline: the answer is the same. */
-static bool deadline_may_have_passed(int64_t deadline)
+static bool passed_since_coarse(int64_t coarse_now, int64_t deadline)
 {
-    if (0 < coarse_resolution_ns && clock_ns(CLOCK_MONOTONIC_COARSE) + coarse_resolution_ns < deadline) {
+    if (0 < coarse_resolution_ns && coarse_now + coarse_resolution_ns < deadline) {
         return false;
     }
     return now_ns() >= deadline;
+}
+
+static bool deadline_may_have_passed(int64_t deadline)
+{
+    return passed_since_coarse(0 < coarse_resolution_ns ? clock_ns(CLOCK_MONOTONIC_COARSE) : 0, deadline);
+}
+
+/* deadline + delay, without overflowing `never` (INT64_MAX) */
+static int64_t later_by(int64_t deadline, int64_t delay)
+{
+    return deadline > INT64_MAX - delay ? INT64_MAX : deadline + delay;
 }
 
 static void find_coarse_resolution(void)
@@ -253,25 +269,33 @@ static int try_step(void)
     return 1;
 }
 
-/* A low-priority progress callback in the application's threads: stamps
- * the application's progress, and steps the core itself when the detector
- * thread is late by more than LATE_STEP_NS (the machine is loaded and the
- * thread waits for a CPU while the application runs in MPI): whichever
- * thread of the process runs first keeps its heartbeat on time. */
+static int deliver_to_ulfm_cb(void);
+
+/* With the thread, the one low-priority progress callback (every 8th
+ * opal_progress call): hands failures to ULFM, stamps the application's
+ * progress, and steps the core itself when the detector thread is late by
+ * more than LATE_STEP_NS (the machine is loaded and the thread waits for a
+ * CPU while the application runs in MPI): whichever thread of the process
+ * runs first keeps its heartbeat on time. It runs millions of times a
+ * second while the application waits in MPI, so it reads the coarse clock
+ * (4 ns here) and the precise one (26 ns) only near a deadline, and
+ * needs no thread-local flag (a __tls_get_addr call in a shared library). */
 static int app_progress_cb(void)
 {
-    int64_t now;
+    int events = deliver_to_ulfm_cb();
+    int64_t coarse;
 
-    if (on_driver_thread) {
-        return 0;
+    if (driver.thread_progressing) {
+        return events;
     }
-    now = now_ns();
-    driver.app_progress_ns = now;
-    if (now - LATE_STEP_NS < driver.next_deadline_ns
-        && (!ompi_comm_ft_queues_pending() || now - LATE_STEP_NS < ompi_comm_ft_queues_pending_since())) {
-        return 0;
+    coarse = 0 < coarse_resolution_ns ? clock_ns(CLOCK_MONOTONIC_COARSE) : 0;
+    driver.app_progress_ns = driver.stamp_coarse ? coarse : now_ns();
+    if (!passed_since_coarse(coarse, later_by(driver.next_deadline_ns, LATE_STEP_NS))
+        && (!ompi_comm_ft_queues_pending()
+            || !passed_since_coarse(coarse, later_by(ompi_comm_ft_queues_pending_since(), LATE_STEP_NS)))) {
+        return events;
     }
-    return try_step();
+    return events + try_step();
 }
 
 static void *driver_thread_main(opal_object_t *object)
@@ -279,7 +303,6 @@ static void *driver_thread_main(opal_object_t *object)
     int64_t deadline, now;
     bool app_quiet;
 
-    on_driver_thread = true;
     /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
     pthread_setname_np(pthread_self(), "btl_ft");
     while (!driver.stopping) {
@@ -287,9 +310,12 @@ static void *driver_thread_main(opal_object_t *object)
          * stopped or starved), what peers sent meanwhile must reach the core
          * before its timers fire, or it would suspect its emitter before
          * learning that it was itself declared dead */
-        app_quiet = now_ns() - driver.app_progress_ns > driver.half_period_ns;
+        app_quiet = now_ns() - driver.app_progress_ns
+                    > driver.half_period_ns + (driver.stamp_coarse ? coarse_resolution_ns : 0);
         if (app_quiet) {
+            driver.thread_progressing = true;
             opal_progress();
+            driver.thread_progressing = false;
         }
 
         pthread_mutex_lock(&driver.core_lock);
@@ -391,6 +417,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
     driver.use_thread = use_thread;
     find_coarse_resolution();
     driver.half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
+    driver.stamp_coarse = 0 < coarse_resolution_ns && 8 * coarse_resolution_ns <= config->period_ns;
     driver.last_flag_word = driver.ops.read_flag();
     return OMPI_SUCCESS;
 }
@@ -408,23 +435,26 @@ int ompi_comm_ft_driver_start(void)
     pthread_mutex_unlock(&driver.core_lock);
 
     driver.stopping = false;
-    if (OPAL_SUCCESS != (ret = opal_progress_register_lp(deliver_to_ulfm_cb))) {
-        return ret;
-    }
     if (driver.use_thread) {
         OBJ_CONSTRUCT(&driver.thread, opal_thread_t);
         driver.thread.t_run = driver_thread_main;
         driver.thread.t_arg = NULL;
         driver.app_progress_ns = now_ns();
-        opal_progress_register_lp(app_progress_cb);
-        ret = opal_thread_start(&driver.thread);
+        if (OPAL_SUCCESS != (ret = opal_progress_register_lp(app_progress_cb))) {
+            return ret;
+        }
+        if (OPAL_SUCCESS != (ret = opal_thread_start(&driver.thread))) {
+            opal_progress_unregister(app_progress_cb);
+        }
     } else {
-        ret = opal_progress_register(driver_progress_cb);
+        if (OPAL_SUCCESS != (ret = opal_progress_register_lp(deliver_to_ulfm_cb))) {
+            return ret;
+        }
+        if (OPAL_SUCCESS != (ret = opal_progress_register(driver_progress_cb))) {
+            opal_progress_unregister(deliver_to_ulfm_cb);
+        }
     }
     driver.running = (OPAL_SUCCESS == ret);
-    if (!driver.running) {
-        opal_progress_unregister(deliver_to_ulfm_cb);
-    }
     return ret;
 }
 
@@ -439,8 +469,8 @@ static void stop_driving(void)
         opal_progress_unregister(app_progress_cb);
     } else {
         opal_progress_unregister(driver_progress_cb);
+        opal_progress_unregister(deliver_to_ulfm_cb);
     }
-    opal_progress_unregister(deliver_to_ulfm_cb);
     driver.running = false;
 }
 
