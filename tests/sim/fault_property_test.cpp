@@ -35,7 +35,8 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
            " n=" + std::to_string(c.nodes) + " ppn=" + std::to_string(c.per_node) + " f=" +
            std::to_string(c.failures) + " order=" + std::string(name_of(c.order)) + " width=" +
            std::to_string(c.probe_width) + " resume_ns=" + std::to_string(c.resume_after_ns) +
-           " confirms_ns=" + std::to_string(c.runtime_confirms_ns) + " tau_ns=" + std::to_string(c.tau_ns);
+           " confirms_ns=" + std::to_string(c.runtime_confirms_ns) + " tau_ns=" + std::to_string(c.tau_ns) +
+           " delta_ns=" + std::to_string(c.timeout_ns);
 }
 
 std::string details(const run_result& result) {
@@ -65,6 +66,12 @@ sim_config draw_config(std::uint64_t seed) {
     config.probe_width = 2 + static_cast<std::uint32_t>(draws.below(7));
     static constexpr std::array<time_ns, 3> taus{1000, 100'000, 1'000'000};
     config.tau_ns = taus[draws.below(taus.size())];
+    // A third at the timeout MPI jobs run here (delta 50 ms, eta 10 ms),
+    // where the node grace outlasts two timeouts.
+    if (draws.chance(1.0 / 3)) {
+        config.period_ns = 10'000'000;
+        config.timeout_ns = 50'000'000;
+    }
     switch (fault) {
     case fault_kind::crash:
     case fault_kind::hang:
