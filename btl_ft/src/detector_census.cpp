@@ -11,11 +11,11 @@
 // node was silent (the witness it asked there never answered: a lost or
 // cut node, seen from either side) also PROBEs a sample of the processes
 // it believes alive: all of them up to census_sample, else census_sample
-// drawn at random. When the
-// census window ends and fewer than a quarter of the sample (itself
-// counted) answered, the process is clearly with a small part of the job
-// and enters the quorum wait at once, exactly as if the count had said so.
-// An answer that comes later, until the wait ends, still counts.
+// drawn at random. When the census window ends and fewer than a quarter
+// of the sample (itself counted) answered, the process is clearly with a
+// small part of the job and enters the quorum wait at once, exactly as if
+// the count had said so. An answer that comes later, until the wait ends,
+// still counts.
 //
 // Why a quarter and not a half: a sample cannot decide near half, so the
 // census only ever speaks for a clear minority, and leaves near-half cuts
