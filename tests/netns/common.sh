@@ -15,7 +15,7 @@
 NETNS_PREFIX=btlft
 SWITCH=$NETNS_PREFIX-switch
 HEAD=$NETNS_PREFIX-head
-MAX_NODES=4
+MAX_NODES=5
 NET=10.77.0                         # the /24 every namespace is on
 STATE_DIR=/run/btlft-netns          # hostfile; removed by teardown
 

@@ -32,7 +32,7 @@ SKIP = 77                      # setup.sh's and the tests' "cannot run here"
 HEAD = "btlft-head"
 SWITCH = "btlft-switch"
 SUBNET = "10.77.0.0/24"
-MAX_NODES = 4
+MAX_NODES = 5
 STATE_DIR = Path("/run/btlft-netns")
 # One job on the emulated nodes at a time, machine-wide: reap() kills
 # everything in them. teardown.sh takes the same lock.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates N emulated nodes (default 2, at most 4): network namespaces
+# Creates N emulated nodes (default 2, at most 5): network namespaces
 # btlft-n0..n{N-1} plus btlft-head (where mpirun runs), each joined by a veth
 # pair to a bridge inside btlft-switch, on 10.77.0.0/24; writes the hostfile
 # /run/btlft-netns/hostfile-N. Idempotent: what exists is kept, what is

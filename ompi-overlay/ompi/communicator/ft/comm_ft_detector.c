@@ -251,6 +251,7 @@ int ompi_comm_failure_detector_start(void)
     }
     free(module.nodes); /* the core keeps its own copy */
     module.nodes = NULL;
+    ompi_comm_ft_transport_make_endpoints();
     return ompi_comm_ft_driver_start();
 }
 

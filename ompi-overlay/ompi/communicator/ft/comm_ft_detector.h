@@ -87,6 +87,9 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
                                 size_t handle_capacity, size_t *handle_length,
                                 size_t *max_message_bytes);
 void ompi_comm_ft_transport_finalize(void);
+/* Makes every peer's endpoint now (up to a job size), so that the detector
+ * thread never makes one at first contact. */
+void ompi_comm_ft_transport_make_endpoints(void);
 uint64_t ompi_comm_ft_transport_read_flag(void);
 /* Signatures of the core's callbacks, used directly as such. */
 int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word);

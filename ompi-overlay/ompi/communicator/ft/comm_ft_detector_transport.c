@@ -229,6 +229,30 @@ static mca_bml_base_endpoint_t *endpoint_of(uint32_t rank)
     return NULL == proc ? NULL : mca_bml_base_get_endpoint(proc);
 }
 
+/* Open MPI makes a peer's endpoint at first contact, and the BTLs read the
+ * peer's address through PMIx to make it, btl/tcp with its component lock
+ * held. Made by the detector thread inside the core lock (a notice to
+ * forward, a PROBE), after a crash that read waited hundreds of
+ * milliseconds: the detector stopped, the application's tcp progress
+ * waited for the lock, and the process was declared failed (5 emulated
+ * nodes of 2 ranks, one node's ranks killed: 8 of 18 runs). So every
+ * endpoint is made at MPI_Init, on the application's thread, before
+ * anyone failed. Each costs a PMIx read and about a kilobyte, so above
+ * ENDPOINTS_AT_INIT_MAX peers they stay lazy, and so does this hazard. */
+#define ENDPOINTS_AT_INIT_MAX 4096
+
+void ompi_comm_ft_transport_make_endpoints(void)
+{
+    if (transport.world_size > ENDPOINTS_AT_INIT_MAX) {
+        return;
+    }
+    for (uint32_t rank = 0; rank < transport.world_size; ++rank) {
+        if (rank != transport.self) {
+            (void) endpoint_of(rank);
+        }
+    }
+}
+
 /* Picks the put path to the observer, or none (active messages). */
 static void resolve_put_target(void)
 {
