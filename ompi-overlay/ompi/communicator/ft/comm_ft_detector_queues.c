@@ -19,14 +19,18 @@
  * A rank queue holds each rank at most once until popped, with the
  * strongest kind pushed (enum btl_ft_failure_kind: a crash confirms an
  * earlier report), so a storm of reports about one rank costs one entry.
- * The detector thread sleeps on the queue's condition variable until the
- * inbox or reports hold something, or its deadline passes.
+ * The detector thread sleeps on a semaphore, posted when the inbox or
+ * reports go from empty to holding something, until then or its deadline.
+ * Not a condition variable: glibc's returns from a timed wait with its
+ * mutex marked contended, so every timeout, the thread's usual wakeup, cost
+ * one more system call to unlock it.
  */
 
 #include "ompi_config.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -47,7 +51,7 @@ typedef struct rank_queue_t {
 
 typedef struct ompi_comm_ft_queues_t {
     pthread_mutex_t lock;
-    pthread_cond_t cond;
+    sem_t wake; /* posted once per emptiness ended, and to stop */
     bool accepting;
     uint32_t world_size;
     opal_atomic_int32_t queued;       /* the inbox or reports hold something */
@@ -126,24 +130,19 @@ static void wake_locked(void)
 {
     if (0 == queues.queued) {
         queues.queued_at_ns = now_ns();
+        queues.queued = 1;
+        sem_post(&queues.wake);
     }
-    queues.queued = 1;
-    pthread_cond_signal(&queues.cond);
 }
 
 int ompi_comm_ft_queues_init(uint32_t world_size)
 {
-    pthread_condattr_t attr;
-
     queues.world_size = world_size;
     if (!rank_queue_alloc(&queues.reports) || !rank_queue_alloc(&queues.to_ulfm)) {
         free_rank_queues();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&queues.cond, &attr);
-    pthread_condattr_destroy(&attr);
+    sem_init(&queues.wake, 0, 0);
     pthread_mutex_lock(&queues.lock);
     queues.accepting = true; /* messages may arrive before start; the core keeps them */
     pthread_mutex_unlock(&queues.lock);
@@ -177,7 +176,7 @@ void ompi_comm_ft_queues_fini(void)
         return;
     }
     ompi_comm_ft_queues_close();
-    pthread_cond_destroy(&queues.cond);
+    sem_destroy(&queues.wake);
     free_rank_queues();
 }
 
@@ -283,25 +282,25 @@ bool ompi_comm_ft_queues_to_ulfm_pending(void)
     return 0 != queues.to_ulfm_queued;
 }
 
-/* Sleeps until something is queued, *stop is set, or deadline_ns passes. */
+/* Sleeps until something is queued, *stop is set, or deadline_ns passes.
+ * Posts left from what the last step already took are drained first; one
+ * that comes after the drain ends the wait at once, so nothing is missed. */
 void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop)
 {
     struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
 
-    pthread_mutex_lock(&queues.lock);
-    while (!*stop && 0 == queues.queued) {
-        if (ETIMEDOUT == pthread_cond_timedwait(&queues.cond, &queues.lock, &ts)) {
-            break;
-        }
+    while (0 == sem_trywait(&queues.wake)) {
     }
-    pthread_mutex_unlock(&queues.lock);
+    if (*stop || 0 != queues.queued) {
+        return;
+    }
+    while (0 != sem_clockwait(&queues.wake, CLOCK_MONOTONIC, &ts) && EINTR == errno) {
+    }
 }
 
-/* Sets *stop under the lock, so that a waiter cannot miss it. */
+/* Sets *stop before the post, so that the woken waiter sees it. */
 void ompi_comm_ft_queues_stop_waiting(volatile bool *stop)
 {
-    pthread_mutex_lock(&queues.lock);
     *stop = true;
-    pthread_cond_signal(&queues.cond);
-    pthread_mutex_unlock(&queues.lock);
+    sem_post(&queues.wake);
 }
