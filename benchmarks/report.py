@@ -172,6 +172,9 @@ def overhead_section():
               "healthy job.\n\n![overhead]({common.RESULTS_NAME}/overhead.png)")
 
 
+IDLE_ORDER = {"btl_ft": 0, "bare-thread": 1}
+
+
 def idle_cost_section():
     rows = summary.idle_cost_rows(common.read_jsonl("overhead"))
     if not rows:
@@ -184,7 +187,8 @@ def idle_cost_section():
             "–" if r["added_wait_points"] is None else
             f"{r['added_wait_points']:+.3f} ({r['added_wait_min']:+.3f}–{r['added_wait_max']:+.3f})",
             fmt(r["per_cpu_ratio"], 4)]
-           for r in sorted(rows, key=lambda r: (r["config"] != "btl_ft", r["eta_s"] is not None, r["eta_s"] or 0))]
+           for r in sorted(rows, key=lambda r: (IDLE_ORDER.get(r["config"], len(IDLE_ORDER)), r["eta_s"] is not None,
+                                                r["eta_s"] or 0))]
     return (table(["configuration", "runs", "compute throughput / detector off (min–max)",
                    "wakeups of other threads / s", "… per η", "application preemptions / s",
                    "CPU of other threads %", "application waiting for a CPU %",
@@ -202,7 +206,10 @@ def idle_cost_section():
               "percentage points: the throughput it takes by scheduling, which a hypervisor's steal "
               "and frequency changes do not blur as they blur the wall-clock ratio. Iterations per "
               "CPU second divide out the waits: what remains is the cost of caches refilled after "
-              "another thread ran.")
+              "another thread ran. The bare thread rows are a floor: detector off, and a thread "
+              "beside the application that wakes twice per η and does nothing else, as often as "
+              "the detector thread wakes while the application computes; what a wakeup alone "
+              "costs on this machine.")
 
 
 def accuracy_section():

@@ -2,7 +2,12 @@
  * What the detector costs an application that computes without MPI calls:
  * every rank computes for SECONDS, then rank 0 prints one JSON line per test.
  *
- *   idle_cost SECONDS
+ *   idle_cost SECONDS [WAKE_PERIOD]
+ *
+ * With WAKE_PERIOD (seconds), a thread beside the application wakes that
+ * often and does nothing else: run with the detector off, it measures what
+ * a wakeup alone costs on this machine, the floor for a detector thread
+ * that wakes as often.
  *
  * compute_rate       iterations per second of pure computation, mean over ranks
  *                    (the throughput a fully subscribed node keeps)
@@ -26,6 +31,7 @@
 #include <mpi.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +98,26 @@ static int sample_threads(thread_sample *out)
     return count;
 }
 
+static struct timespec wake_period;
+static volatile int stop_waking;
+
+/* sleeps to absolute times, as the detector thread does, and nothing else */
+static void *wake_only(void *unused)
+{
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!stop_waking) {
+        next.tv_sec += wake_period.tv_sec;
+        next.tv_nsec += wake_period.tv_nsec;
+        if (next.tv_nsec >= 1000000000) {
+            next.tv_sec++;
+            next.tv_nsec -= 1000000000;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    }
+    return unused;
+}
+
 /* a dependent chain the compiler cannot fold; the time is read only every
  * CHECK_EVERY iterations (vDSO, no system call) */
 static double compute_for(double seconds, uint64_t *sink)
@@ -145,12 +171,22 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 2 || atof(argv[1]) <= 0) {
-        if (rank == 0) fprintf(stderr, "usage: idle_cost SECONDS\n");
+    double wake_s = argc == 3 ? atof(argv[2]) : 0;
+    if (argc < 2 || argc > 3 || atof(argv[1]) <= 0 || (argc == 3 && !(wake_s > 0 && wake_s < 1))) {
+        if (rank == 0) fprintf(stderr, "usage: idle_cost SECONDS [WAKE_PERIOD in (0, 1) s]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    pthread_t waker;
+    if (wake_s > 0) {
+        wake_period.tv_nsec = (long)(wake_s * 1e9);
+        if (pthread_create(&waker, NULL, wake_only, NULL) != 0) MPI_Abort(MPI_COMM_WORLD, 1);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     measure(atof(argv[1]), values);
+    if (wake_s > 0) {
+        stop_waking = 1;
+        pthread_join(waker, NULL);
+    }
     values[RATE] /= 1e6;
     values[RATE_PER_CPU] /= 1e6;
     MPI_Reduce(values, sums, MEASURES, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -27,6 +27,8 @@ SOURCE = HERE / "overhead.c"
 IDLE_SOURCE = HERE / "idle_cost.c"
 AGREE_SOURCE = HERE / "agree_cost.c"
 ETAS = (0.001, 0.01, 0.1)
+# a floor, not a detector: a thread that only wakes twice per eta (idle_cost.c)
+BARE = "bare-thread"
 
 
 def parse(argv):
@@ -45,27 +47,34 @@ def configurations():
     rows += [(f"btl_ft eta={e * 1e3:g}ms", "btl_ft", e, "btl_ft off", {}) for e in ETAS]
     rows += [("btl_ft eta=100ms no thread", "btl_ft", 0.1, "btl_ft off",
               {"mpi_ft_detector_thread": "false"})]
+    rows += [(f"bare thread, 2 wakeups per eta={e * 1e3:g}ms", BARE, e, "btl_ft off",
+              {"mpi_ft_detector": "false"}) for e in ETAS]
     rows += [("stock off", "stock-default", None, None, {})]
     rows += [(f"stock-detector eta={e * 1e3:g}ms", "stock-detector", e, "stock off", {})
              for e in ETAS]
     return rows
 
 
-def programs(quick):
+def programs(quick, config, eta):
     """(source, ranks, arguments, JSON lines rank 0 prints). The computation runs
     one rank per core (fully subscribed): a wakeup then takes a core from the
-    application, which is the cost an HPC job pays."""
+    application, which is the cost an HPC job pays. The bare thread is a floor
+    for the computation only: it wakes twice per eta, as the detector thread
+    does while the application computes."""
     compute_s = 2 if quick else 4
+    if config == BARE:
+        return ((IDLE_SOURCE, 2, [compute_s, eta / 2], 6),)
     return ((SOURCE, 2, ["p2p", 20000], 2), (SOURCE, 8, ["allreduce", 2000], 1),
             (AGREE_SOURCE, 8, [200], 2), (IDLE_SOURCE, 2, [compute_s], 6))
 
 
 def run_one(sink, quick, label, config, eta, baseline, extra, rep):
-    variant, mca = common.config_mca(config, eta, eta and 5 * eta, extra)
+    # the bare thread runs on btl_ft's install, its detector off
+    variant, mca = common.config_mca("btl_ft" if config == BARE else config, eta, eta and 5 * eta, extra)
     values = {}
     # stock's detector may leave MPI_Finalize hanging, so the run ends a grace
     # period after the results
-    for source, np_, args, lines in programs(quick):
+    for source, np_, args, lines in programs(quick, config, eta):
         exe = common.compile_for(source, variant)
         run = common.run_mpi(harness.mpirun_command(np_, [exe] + args, mca=mca, variant=variant), 90,
                              expect_records=lines)
@@ -77,7 +86,7 @@ def run_one(sink, quick, label, config, eta, baseline, extra, rep):
                         "test": r["test"], "value": r["value"], "unit": r["unit"], "ranks": r["ranks"],
                         "outcome": run["outcome"]})
             values[r["test"]] = r["value"]
-    if call_cost.available():
+    if call_cost.available() and config != BARE:
         counted, outcome = call_cost.measure(variant, mca)
         if not counted:
             common.progress(f"overhead {label}: call_cost gave no result ({outcome})")
