@@ -12,6 +12,8 @@ packages=(
   cmake libgtest-dev libgmock-dev clang libclang-rt-14-dev
   # fault injection and emulated nodes
   iproute2 util-linux procps psmisc time
+  # where a stuck survivor waits (tests/netns: nodes.user_stacks)
+  gdb
   # benchmarks: results and plots
   python3 python3-matplotlib
   # benchmarks: instructions per MPI call (callgrind, valgrind/callgrind.h)
