@@ -110,7 +110,6 @@ class Injector(threading.Thread):
             # the cut side must have stopped (fenced) by now, not carried on
             self.notes["cut_side_running"] = sorted(nodes.rank_processes(self.node, self.exe).values())
 
-
     def _snapshot_if_slow(self):
         """The runtime sees killed processes at once and the survivors agree
         within milliseconds (within δ plus the node grace if it does not):

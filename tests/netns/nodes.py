@@ -170,7 +170,7 @@ def thread_states(pid):
     """{thread name/tid: "state wchan | kernel stack"} of every thread of pid,
     from /proc (no ptrace, so the process runs on undisturbed)."""
     states = {}
-    for task in sorted(Path(f"/proc/{pid}/task").glob("*")) if Path(f"/proc/{pid}/task").exists() else []:
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):  # none once pid is gone
         try:
             comm = (task / "comm").read_text().strip()
             state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
