@@ -252,7 +252,8 @@ void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
     }
     // This process observes it: it is the one to fence it, as if its own
     // timeout had found it (a transport error may name a live process).
-    if (observed) {
+    // A process seen ending needs no fence.
+    if (observed && kind != failure_kind::crashed) {
         const rank_t fenced[] = {rank};
         s.out.on_suspected(fenced);
     }

@@ -225,6 +225,17 @@ TEST(DetectorFaults, AReportNamingTheEmitterIsFencedHere) {
     EXPECT_EQ(p.io.suspected, std::vector<rank_t>{3});
 }
 
+// A crash names a process that is gone (the runtime or its node saw it
+// end): even its observer has nothing to fence.
+TEST(DetectorFaults, ACrashOfTheEmitterIsNotFenced) {
+    probe p(8, 4);
+    p.core.start(0);
+    ASSERT_EQ(p.core.emitter(), 3u);
+    p.core.report_failure(1 * ms, 3, failure_kind::crashed);
+    EXPECT_TRUE(p.io.suspected.empty());
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{3});
+}
+
 // Without a one-sided path to its observer, the heartbeat goes as a
 // HEARTBEAT message (which the observer checks like any other message).
 TEST(DetectorFaults, AHeartbeatWithoutAPutPathIsSentAsAMessage) {
