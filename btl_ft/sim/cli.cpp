@@ -108,13 +108,22 @@ std::string set_probe_width(cli_options& options, std::string_view value) {
     return {};
 }
 
-std::string set_runtime_confirms(cli_options& options, std::string_view value) {
+// A delay in milliseconds into *out; an error naming the option, or empty.
+std::string set_delay_ms(std::string_view option, std::string_view value, time_ns& out) {
     const auto ms = parse_double(value);
     if (!ms || *ms < 0 || *ms > 1e12) {
-        return "--runtime-confirms-ms: '" + std::string(value) + "' is not a non-negative number of milliseconds";
+        return std::string(option) + ": '" + std::string(value) + "' is not a non-negative number of milliseconds";
     }
-    options.base.runtime_confirms_ns = static_cast<time_ns>(std::llround(*ms * 1e6));
+    out = static_cast<time_ns>(std::llround(*ms * 1e6));
     return {};
+}
+
+std::string set_runtime_confirms(cli_options& options, std::string_view value) {
+    return set_delay_ms("--runtime-confirms-ms", value, options.base.runtime_confirms_ns);
+}
+
+std::string set_node_watch(cli_options& options, std::string_view value) {
+    return set_delay_ms("--node-watch-ms", value, options.base.node_watch_ns);
 }
 
 std::string set_nodes(cli_options& options, std::string_view value) {
@@ -216,6 +225,7 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
         {"--quorum", switch_flag("--quorum", &sim_config::quorum)},
         {"--witness", switch_flag("--witness", &sim_config::witness)},
         {"--runtime-confirms-ms", set_runtime_confirms},
+        {"--node-watch-ms", set_node_watch},
         {"--resume-after", duration_flag("--resume-after", [](cli_options& o, time_ns v) { o.base.resume_after_ns = v; }, true)},
         {"--ring-order", [](cli_options& o, std::string_view v) -> std::string {
              const auto order = parse_ring_order(v);

@@ -33,6 +33,9 @@ std::string check_fault(const sim_config& out, const std::string& failures) {
     if (out.runtime_confirms_ns >= 0 && out.runtime_confirms_ns > max_interval_ns) {
         return "--runtime-confirms-ms: too large";
     }
+    if (out.node_watch_ns >= 0 && out.node_watch_ns > max_interval_ns) {
+        return "--node-watch-ms: too large";
+    }
     return {};
 }
 
@@ -154,6 +157,8 @@ Failures:
                           was declared failed, within delta
   --runtime-confirms-ms X the runtime reports a crash (crash, node-loss; not a hang or a cut) to
                           the processes of other nodes X ms after it (default: never)
+  --node-watch-ms X       the processes of a crashed process's own node see it end X ms after the
+                          crash (mpi_ft_detector_watch_node's pidfds; default: never)
   --failure-placement P   random (default), consecutive (victim, then its ring predecessors) or
                           consecutive-ranks (victim, then the ranks below it: seed 003's sequential failures)
   --window D              spread forced failures uniformly over D after the first (default 0: at once)

@@ -89,6 +89,9 @@ struct sim_config {
     // process (crash, node-loss; never a hang or a cut) ended, this long
     // after; -1: it never does.
     time_ns runtime_confirms_ns = -1;
+    // The processes of a crashed process's own node see it end (a pidfd
+    // each, mpi_ft_detector_watch_node) this long after; -1: they do not.
+    time_ns node_watch_ns = -1;
     failure_law law = failure_law::forced;
     std::uint32_t failures = 1;  // forced count, or cap for exponential
     time_ns window_ns = 0;

@@ -17,6 +17,7 @@ enum class event_kind : std::uint8_t {
     failure,    // payload: index into the failure plan
     resume,     // node: a hung process that resumes
     confirm,    // node: a crashed process the runtime now reports to other nodes
+    node_watch, // node: a crashed process its node-mates now see ended
 };
 
 struct event {

@@ -116,6 +116,9 @@ std::string summary::json() const {
     if (config_.runtime_confirms_ns >= 0) {
         out.add("runtime_confirms_ms", static_cast<double>(config_.runtime_confirms_ns) * 1e-6);
     }
+    if (config_.node_watch_ns >= 0) {
+        out.add("node_watch_ms", static_cast<double>(config_.node_watch_ns) * 1e-6);
+    }
     out.add("failures", config_.failures)
         .add("failure_law", config_.law == failure_law::forced ? "forced" : "exponential")
         .add("placement", placement_name(config_.where))

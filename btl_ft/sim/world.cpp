@@ -121,6 +121,7 @@ void world::dispatch(const event& item) {
         case event_kind::failure: on_failure(item); break;
         case event_kind::resume: on_resume(item); break;
         case event_kind::confirm: on_runtime_confirm(item); break;
+        case event_kind::node_watch: on_node_watch(item); break;
     }
 }
 

@@ -34,6 +34,10 @@ void world::strike(rank_t victim) {
         queue_.push({.at = now_ + config_.runtime_confirms_ns, .payload = 0, .node = victim,
                      .kind = event_kind::confirm});
     }
+    if (config_.node_watch_ns >= 0) {
+        queue_.push({.at = now_ + config_.node_watch_ns, .payload = 0, .node = victim,
+                     .kind = event_kind::node_watch});
+    }
 }
 
 // Nothing crosses a cut, and nobody is told. The side with more than half
@@ -119,11 +123,19 @@ void world::on_resume(const event& item) {
 }
 
 // PMIx's event reaches every process of the other nodes; a process of the
-// victim's own node would read its end from its host (a witness) instead.
+// victim's own node reads its end from its host instead (node_watch).
 void world::on_runtime_confirm(const event& item) {
-    const rank_t victim = item.node;
+    report_crash_to(item.node, false);
+}
+
+// Every running process of the victim's node sees it end (its pidfd).
+void world::on_node_watch(const event& item) {
+    report_crash_to(item.node, true);
+}
+
+void world::report_crash_to(rank_t victim, bool same_node) {
     for (rank_t process = 0; process < config_.nodes; ++process) {
-        if (!runs(process) || config_.node_of(process) == config_.node_of(victim)) {
+        if (!runs(process) || (config_.node_of(process) == config_.node_of(victim)) != same_node) {
             continue;
         }
         current_ = process;

@@ -90,6 +90,7 @@ TEST(Cli, BadFlagsAndValuesAreRejectedByName) {
         {{"--nodes", "64", "--quorum", "yes"}, "--quorum"},
         {{"--nodes", "64", "--witness", "1"}, "--witness"},
         {{"--nodes", "64", "--runtime-confirms-ms", "-5"}, "--runtime-confirms-ms"},
+        {{"--nodes", "64", "--node-watch-ms", "soon"}, "--node-watch-ms"},
         {{"--nodes", "64", "--resume-after", "soon"}, "--resume-after"},
         {{"--nodes", "64", "--ppn", "0"}, "--ppn"},
     };
@@ -111,11 +112,13 @@ TEST(Cli, DefaultsAreLibmpis) {
     EXPECT_EQ(config.witness, BTL_FT_DEFAULT_WITNESS != 0);
     EXPECT_EQ(config.fault, fault_kind::crash);
     EXPECT_LT(config.runtime_confirms_ns, 0);
+    EXPECT_LT(config.node_watch_ns, 0);
 }
 
 TEST(Cli, FaultFlagsParse) {
     const auto parsed = parse({"--nodes", "256", "--ppn", "16", "--fault", "node-loss", "--probe-width", "1",
-                               "--quorum", "off", "--witness", "off", "--runtime-confirms-ms", "2.5"});
+                               "--quorum", "off", "--witness", "off", "--runtime-confirms-ms", "2.5",
+                               "--node-watch-ms", "1.5"});
     ASSERT_TRUE(parsed.options) << parsed.error;
     const auto expanded = expand(*parsed.options);
     ASSERT_TRUE(expanded.error.empty()) << expanded.error;
@@ -126,6 +129,7 @@ TEST(Cli, FaultFlagsParse) {
     EXPECT_FALSE(config.quorum);
     EXPECT_FALSE(config.witness);
     EXPECT_EQ(config.runtime_confirms_ns, 2'500'000);
+    EXPECT_EQ(config.node_watch_ns, 1'500'000);
 }
 
 TEST(Cli, FaultValuesThatOnlyFailPerConfigurationAreRejected) {

@@ -272,5 +272,26 @@ TEST(FaultProperty, TheRuntimeConfirmsCrashesButNotHangs) {
     }
 }
 
+// A crash its node-mates see end (mpi_ft_detector_watch_node) is known by
+// every survivor a few notice hops later, as a crash, with no timeout and
+// no word from the runtime; a hang ends nothing, so the timeout finds it.
+TEST(FaultProperty, ACrashItsNodeSeesEndReachesEveryoneWithinAFewHops) {
+    for (const fault_kind fault : {fault_kind::crash, fault_kind::hang}) {
+        sim_config config = lowlat_nodes(64, 4, fault, 1);
+        config.node_watch_ns = 2'000'000;
+        config.tau_ns = 100'000;
+        const run_result result = simulate(config, 11);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        if (fault == fault_kind::crash) {
+            const time_ns hops = 8;  // ceil(log2 256)
+            EXPECT_GE(result.first_known_ns, config.node_watch_ns);
+            EXPECT_LE(result.all_known_ns, config.node_watch_ns + hops * config.tau_ns) << details(result);
+            EXPECT_EQ(result.totals.suspicions, 0u);  // nobody timed out
+        } else {
+            EXPECT_GE(result.first_known_ns, config.timeout_ns - config.period_ns);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace btl_ft::sim
