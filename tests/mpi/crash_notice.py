@@ -1,8 +1,10 @@
 """A crash reaches every survivor as a crash: after the last rank SIGKILLs
 itself, each survivor's next MPI_Barrier fails with MPIX_ERR_PROC_FAILED,
 the agreement that follows names exactly that rank, and the detector's
-verbose line calls it crashed (the runtime saw it end), never hung, and
-names no other rank. Across nodes it may also say unreachable (a transport
+verbose line calls it crashed (the runtime or its node saw it end), never
+hung, and names no other rank. On one host every survivor saw the end
+itself (mpi_ft_detector_watch_node: "rank V of this node ended outside
+MPI_Finalize"), unless the test runs with the watch off. Across nodes it may also say unreachable (a transport
 error came first, and every survivor's notice says so). The MPI_T variable
 mpi_ft_detector_failure_kind says the same to the application.
 
@@ -15,6 +17,7 @@ How fast is benchmarks/crash's question (make bench, stage crash); this
 test checks what a survivor learns, with no assertion on time.
 """
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +30,8 @@ PROGRAM = harness.ROOT / "benchmarks" / "crash" / "crash_notice.c"
 BOUND_S = 60
 # the values of mpi_ft_detector_failure_kind (enum btl_ft_failure_kind)
 PVAR_KIND = {0: "alive", 1: "unreachable", 2: "crashed", 3: "hung"}
+# "[host:pid] [[job,1],R] btl_ft: rank V of this node ended outside MPI_Finalize"
+NODE_SAW_END = re.compile(r"\[\[\d+,\d+\],(\d+)\] btl_ft: rank (\d+) of this node ended outside MPI_Finalize")
 
 
 def pvar_problems(survivors, victim, nodes):
@@ -48,7 +53,7 @@ def pvar_problems(survivors, victim, nodes):
     return problems
 
 
-def check(run, np, nodes):
+def check(run, np, nodes, watches_node=True):
     victim = np - 1
     problems = harness.exit_problems(run, BOUND_S)
     survivors = [r for r in run.records if "barrier_ms" in r]
@@ -64,6 +69,9 @@ def check(run, np, nodes):
     # process's TCP connections may reset before it arrives: unreachable.
     if nodes == 1 and (victim, "crashed") not in kinds:
         problems.append(f"no survivor called rank {victim} crashed (saw {sorted(kinds) or 'nothing'})")
+    watched = {int(rank) for rank, victim_rank in NODE_SAW_END.findall(run.output) if int(victim_rank) == victim}
+    if nodes == 1 and watches_node and watched != {r["rank"] for r in survivors}:
+        problems.append(f"survivors that saw rank {victim} end on their node: {sorted(watched)}")
     if any(kind == "hung" for _, kind in kinds):
         problems.append(f"a crash was called a hang: {sorted(kinds)}")
     return problems + pvar_problems(survivors, victim, nodes)
@@ -100,7 +108,9 @@ def main():
     if run is None:
         return netns.SKIP
     name = "crash_notice" if args.nodes == 1 else f"crash_notice_{args.nodes}nodes"
-    return harness.verdict(name, run, check(run, args.np, args.nodes))
+    watches_node = dict(kv.split("=", 1) for kv in args.mca).get("mpi_ft_detector_watch_node", "1") \
+        not in ("0", "false")
+    return harness.verdict(name, run, check(run, args.np, args.nodes, watches_node))
 
 
 if __name__ == "__main__":

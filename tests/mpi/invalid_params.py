@@ -13,6 +13,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_node_grace", "-0.1", "[0, 2^52]"),
     ("mpi_ft_detector_ring_order", "spiral", "rank|node|shuffle"),
     ("mpi_ft_propagator", "gossip", "hba|bmg|chord"),
+    ("mpi_ft_detector_watch_node", "maybe", "true|enabled"),
 ]
 
 

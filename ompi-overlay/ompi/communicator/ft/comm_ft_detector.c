@@ -118,6 +118,18 @@ static btl_ft_config_t config_from_params(void)
     };
 }
 
+/* Node watching needs the detector thread: it is its wait that holds the pidfds. */
+static bool watches_node(void)
+{
+    return module.params.watch_node && module.params.use_thread;
+}
+
+/* The pids of this node's processes serve the witnesses and the node watch. */
+static bool knows_node_processes(void)
+{
+    return module.params.witness || watches_node();
+}
+
 static int create_core(void)
 {
     unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
@@ -136,11 +148,11 @@ static int create_core(void)
     if (OMPI_SUCCESS != ret) {
         return ret;
     }
-    if (BTL_FT_RING_NODE == module.params.ring_order || module.params.witness) {
+    if (BTL_FT_RING_NODE == module.params.ring_order || knows_node_processes()) {
         module.nodes = node_of_ranks(module.world_size);
     }
-    if (module.params.witness) {
-        ompi_comm_ft_witness_publish();
+    if (knows_node_processes()) {
+        ompi_comm_ft_witness_publish(watches_node());
     }
     config.node_of_rank = module.nodes;
     config.max_message_bytes = max_message_bytes;
@@ -195,8 +207,9 @@ static void register_failure_kind_pvar(void)
     (void) mca_base_pvar_register("ompi", "mpi", "ft", "detector_failure_kind",
                                   "How the failure detector learnt of each process's failure, one "
                                   "value per rank of MPI_COMM_WORLD: alive (not known failed), "
-                                  "crashed (the runtime saw it end), hung (silent past the timeout, "
-                                  "fenced) or unreachable (a transport error). A failure may be "
+                                  "crashed (the runtime or its node saw it end), hung (silent "
+                                  "past the timeout, fenced) or unreachable (a transport error). "
+                                  "A failure may be "
                                   "learnt as hung or unreachable and later confirmed as crashed",
                                   OPAL_INFO_LVL_4, MCA_BASE_PVAR_CLASS_STATE, MCA_BASE_VAR_TYPE_INT,
                                   names, MCA_BASE_VAR_BIND_NO_OBJECT,
@@ -246,8 +259,11 @@ int ompi_comm_failure_detector_start(void)
     if (!module.active) {
         return OMPI_SUCCESS;
     }
-    if (module.params.witness) {
+    if (knows_node_processes()) {
         ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.self);
+    }
+    if (watches_node()) {
+        ompi_comm_ft_witness_watch_ends();
     }
     free(module.nodes); /* the core keeps its own copy */
     module.nodes = NULL;
@@ -260,6 +276,7 @@ int ompi_comm_failure_detector_finalize(void)
     if (!module.active) {
         return OMPI_SUCCESS;
     }
+    ompi_comm_ft_witness_leaving(); /* before anything that could end this process */
     module.active = false;
     ompi_comm_ft_driver_finalize();
     ompi_comm_ft_transport_finalize();
@@ -397,7 +414,7 @@ static ompi_proc_t *world_peer(uint32_t rank)
 static const char *kind_text(int kind)
 {
     switch (kind) {
-    case BTL_FT_CRASHED: return "crashed (the runtime saw it end)";
+    case BTL_FT_CRASHED: return "crashed (the runtime or its node saw it end)";
     case BTL_FT_UNREACHABLE: return "unreachable (a transport error)";
     case BTL_FT_HUNG: return "hung (silent past the timeout, fenced)";
     default: return "failed";

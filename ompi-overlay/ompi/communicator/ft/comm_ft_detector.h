@@ -60,6 +60,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     uint32_t probe_width;
     bool quorum;
     bool witness;
+    bool watch_node;
     int64_t node_grace_ns;
 } ompi_comm_ft_detector_params_t;
 
@@ -152,15 +153,20 @@ bool ompi_comm_ft_queues_pop_to_ulfm(uint32_t *rank);
 bool ompi_comm_ft_queues_pending(void);
 int64_t ompi_comm_ft_queues_pending_since(void);
 bool ompi_comm_ft_queues_to_ulfm_pending(void);
-void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop);
+bool ompi_comm_ft_queues_watch(int pidfd, uint32_t rank);
+void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
+                              void (*ended)(uint32_t rank));
 void ompi_comm_ft_queues_stop_waiting(volatile bool *stop);
 
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.
  * publish() before MPI_Init's barrier, learn() after it; local_state() is
  * the core's callback (enum btl_ft_process_state). */
-int ompi_comm_ft_witness_publish(void);
+int ompi_comm_ft_witness_publish(bool watched);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
 int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
+void ompi_comm_ft_witness_watch_ends(void);
+void ompi_comm_ft_witness_ended(uint32_t rank);
+void ompi_comm_ft_witness_leaving(void);
 void ompi_comm_ft_witness_finalize(void);
 
 END_C_DECLS

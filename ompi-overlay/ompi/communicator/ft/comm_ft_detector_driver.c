@@ -327,7 +327,7 @@ static void *driver_thread_main(opal_object_t *object)
         if (app_quiet && deadline > now + driver.half_period_ns) {
             deadline = now + driver.half_period_ns;
         }
-        ompi_comm_ft_queues_wait(deadline, &driver.stopping);
+        ompi_comm_ft_queues_wait(deadline, &driver.stopping, ompi_comm_ft_witness_ended);
     }
     return OPAL_THREAD_CANCELLED;
 }

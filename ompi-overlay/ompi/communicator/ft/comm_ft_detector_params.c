@@ -57,6 +57,7 @@ typedef struct ompi_comm_ft_detector_vars_t {
     unsigned int probe_width;
     bool quorum;
     bool witness;
+    bool watch_node;
     double node_grace_s;
 } ompi_comm_ft_detector_vars_t;
 
@@ -71,6 +72,7 @@ static ompi_comm_ft_detector_vars_t vars = {
     .probe_width = BTL_FT_DEFAULT_PROBE_WIDTH,
     .quorum = BTL_FT_DEFAULT_QUORUM,
     .witness = BTL_FT_DEFAULT_WITNESS,
+    .watch_node = true,
     .node_grace_s = BTL_FT_DEFAULT_NODE_GRACE_NS / 1e9,
 };
 
@@ -147,6 +149,14 @@ int ompi_comm_ft_detector_params_register(void)
                       "(SIGSTOP) or gone is declared at once. If false, only the silent "
                       "process's own answer to a probe counts",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.witness);
+    register_variable("detector_watch_node",
+                      "Watch the other processes of this node through the kernel (a Linux "
+                      "pidfd each, in the detector thread's wait, so nothing polls): when one "
+                      "ends without having entered MPI_Finalize, every process of its node "
+                      "knows at once that it crashed and starts the failure notice, without "
+                      "waiting for the runtime's report. Needs the detector thread "
+                      "(mpi_ft_detector_thread) and Linux; elsewhere it is off",
+                      MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.watch_node);
     register_variable("detector_node_grace",
                       "How long, in seconds after the timeout, a silent process of another "
                       "node is given when the witness asked on its node does not answer "
@@ -271,6 +281,7 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
     params->probe_width = vars.probe_width;
     params->quorum = vars.quorum;
     params->witness = vars.witness;
+    params->watch_node = vars.watch_node;
 
     if (OMPI_SUCCESS != (ret = parse_seconds("mpi_ft_detector_period", vars.period_s,
                                              &params->period_ns))

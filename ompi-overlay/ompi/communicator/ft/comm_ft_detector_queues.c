@@ -19,21 +19,25 @@
  * A rank queue holds each rank at most once until popped, with the
  * strongest kind pushed (enum btl_ft_failure_kind: a crash confirms an
  * earlier report), so a storm of reports about one rank costs one entry.
- * The detector thread sleeps on a semaphore, posted when the inbox or
- * reports go from empty to holding something, until then or its deadline.
- * Not a condition variable: glibc's returns from a timed wait with its
- * mutex marked contended, so every timeout, the thread's usual wakeup, cost
- * one more system call to unlock it.
+ * The detector thread sleeps in epoll until its deadline, an eventfd
+ * written when the inbox or reports go from empty to holding something, or
+ * the end of a watched process (a pidfd of this node's, see the witness):
+ * one system call per timeout, as a semaphore's, and the node's processes
+ * are watched without polling. Not a condition variable: glibc's returns
+ * from a timed wait with its mutex marked contended, so every timeout, the
+ * thread's usual wakeup, cost one more system call to unlock it.
  */
 
 #include "ompi_config.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "opal/prefetch.h"
 #include "opal/sys/atomic.h"
@@ -42,6 +46,7 @@
 #include "ompi/constants.h"
 
 #define NS_PER_S 1000000000LL
+#define WAKE_TOKEN UINT64_MAX /* the eventfd's epoll data; a pidfd's is its rank */
 
 typedef struct rank_queue_t {
     uint32_t *ranks;
@@ -51,7 +56,8 @@ typedef struct rank_queue_t {
 
 typedef struct ompi_comm_ft_queues_t {
     pthread_mutex_t lock;
-    sem_t wake; /* posted once per emptiness ended, and to stop */
+    int wake_fd;  /* eventfd: written once per emptiness ended, and to stop */
+    int epoll_fd; /* wake_fd and the watched pidfds */
     bool accepting;
     uint32_t world_size;
     opal_atomic_int32_t queued;       /* the inbox or reports hold something */
@@ -65,6 +71,8 @@ typedef struct ompi_comm_ft_queues_t {
 
 static ompi_comm_ft_queues_t queues = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
+    .wake_fd = -1,
+    .epoll_fd = -1,
     .inbox_tail = &queues.inbox_head,
 };
 
@@ -125,24 +133,57 @@ static void free_rank_queues(void)
     queues.world_size = 0;
 }
 
+static void post_wake(void)
+{
+    uint64_t one = 1;
+
+    /* fails only when the counter is full, and then a wakeup is pending anyway */
+    (void) !write(queues.wake_fd, &one, sizeof(one));
+}
+
 /* lock held */
 static void wake_locked(void)
 {
     if (0 == queues.queued) {
         queues.queued_at_ns = now_ns();
         queues.queued = 1;
-        sem_post(&queues.wake);
+        post_wake();
     }
+}
+
+static void close_wait_fds(void)
+{
+    if (0 <= queues.epoll_fd) {
+        close(queues.epoll_fd);
+    }
+    if (0 <= queues.wake_fd) {
+        close(queues.wake_fd);
+    }
+    queues.epoll_fd = queues.wake_fd = -1;
+}
+
+static bool open_wait_fds(void)
+{
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = WAKE_TOKEN};
+
+    queues.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    queues.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (0 > queues.wake_fd || 0 > queues.epoll_fd
+        || 0 != epoll_ctl(queues.epoll_fd, EPOLL_CTL_ADD, queues.wake_fd, &event)) {
+        close_wait_fds();
+        return false;
+    }
+    return true;
 }
 
 int ompi_comm_ft_queues_init(uint32_t world_size)
 {
     queues.world_size = world_size;
-    if (!rank_queue_alloc(&queues.reports) || !rank_queue_alloc(&queues.to_ulfm)) {
+    if (!rank_queue_alloc(&queues.reports) || !rank_queue_alloc(&queues.to_ulfm)
+        || !open_wait_fds()) {
         free_rank_queues();
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    sem_init(&queues.wake, 0, 0);
     pthread_mutex_lock(&queues.lock);
     queues.accepting = true; /* messages may arrive before start; the core keeps them */
     pthread_mutex_unlock(&queues.lock);
@@ -176,7 +217,7 @@ void ompi_comm_ft_queues_fini(void)
         return;
     }
     ompi_comm_ft_queues_close();
-    sem_destroy(&queues.wake);
+    close_wait_fds();
     free_rank_queues();
 }
 
@@ -282,25 +323,52 @@ bool ompi_comm_ft_queues_to_ulfm_pending(void)
     return 0 != queues.to_ulfm_queued;
 }
 
-/* Sleeps until something is queued, *stop is set, or deadline_ns passes.
- * Posts left from what the last step already took are drained first; one
- * that comes after the drain ends the wait at once, so nothing is missed. */
-void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop)
+/* A pidfd whose readiness (its process ended) wakes the waiter, which
+ * hands the rank to the wait's callback. Closing the fd unwatches it. */
+bool ompi_comm_ft_queues_watch(int pidfd, uint32_t rank)
 {
-    struct timespec ts = {.tv_sec = deadline_ns / NS_PER_S, .tv_nsec = deadline_ns % NS_PER_S};
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = rank};
 
-    while (0 == sem_trywait(&queues.wake)) {
-    }
+    return 0 == epoll_ctl(queues.epoll_fd, EPOLL_CTL_ADD, pidfd, &event);
+}
+
+/* Sleeps until something is queued, *stop is set, a watched process ends
+ * (ended(rank) is called, here, without any lock), or deadline_ns passes.
+ * A wakeup written for what the last step already took only ends the next
+ * wait at once, which then costs a step for nothing; one written after the
+ * check below ends the wait, so nothing is missed. */
+void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
+                              void (*ended)(uint32_t rank))
+{
+    struct epoll_event events[8];
+    struct timespec timeout, *timeout_or_never = NULL;
+    int64_t left;
+    uint64_t posts;
+    int ready;
+
     if (*stop || 0 != queues.queued) {
         return;
     }
-    while (0 != sem_clockwait(&queues.wake, CLOCK_MONOTONIC, &ts) && EINTR == errno) {
+    if (INT64_MAX / 2 > deadline_ns) {
+        left = deadline_ns - now_ns();
+        left = 0 < left ? left : 0;
+        timeout.tv_sec = left / NS_PER_S;
+        timeout.tv_nsec = left % NS_PER_S;
+        timeout_or_never = &timeout;
+    }
+    ready = epoll_pwait2(queues.epoll_fd, events, 8, timeout_or_never, NULL);
+    for (int i = 0; i < ready; ++i) {
+        if (WAKE_TOKEN == events[i].data.u64) {
+            (void) !read(queues.wake_fd, &posts, sizeof(posts));
+        } else {
+            ended((uint32_t) events[i].data.u64);
+        }
     }
 }
 
-/* Sets *stop before the post, so that the woken waiter sees it. */
+/* Sets *stop before the wakeup, so that the woken waiter sees it. */
 void ompi_comm_ft_queues_stop_waiting(volatile bool *stop)
 {
     *stop = true;
-    sem_post(&queues.wake);
+    post_wake();
 }

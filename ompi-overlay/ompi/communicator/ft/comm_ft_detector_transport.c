@@ -106,6 +106,9 @@ typedef struct ompi_comm_ft_transport_t {
     opal_atomic_int64_t heartbeats_put_completed;
     uint64_t heartbeats_sent_as_messages;
     uint64_t heartbeats_before_handle; /* of those, before the observer's handle came */
+    /* detector messages the BTL would not take (no endpoint or descriptor,
+     * or its send failed): the core tolerates loss, the count shows it */
+    opal_atomic_int64_t messages_dropped;
     uint64_t flag_words_seen;
     uint64_t last_flag_word;
     const char *put_btl_name;
@@ -322,11 +325,13 @@ static void send_frame(uint32_t peer, int kind, const void *bytes, size_t length
 
     if (NULL == endpoint
         || NULL == (bml_btl = mca_bml_base_btl_array_get_index(&endpoint->btl_eager, 0))) {
+        opal_atomic_add_fetch_64(&transport.messages_dropped, 1);
         return;
     }
     mca_bml_base_alloc(bml_btl, &des, MCA_BTL_NO_ORDER, sizeof(header) + length,
                        MCA_BTL_DES_FLAGS_PRIORITY | MCA_BTL_DES_FLAGS_BTL_OWNERSHIP);
     if (OPAL_UNLIKELY(NULL == des)) {
+        opal_atomic_add_fetch_64(&transport.messages_dropped, 1);
         opal_output_verbose(5, ompi_ftmpi_output_handle,
                             "%s btl_ft: no descriptor for %zu bytes to rank %u, message dropped",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), length, peer);
@@ -339,6 +344,7 @@ static void send_frame(uint32_t peer, int kind, const void *bytes, size_t length
     ret = mca_bml_base_send(bml_btl, des, MCA_BTL_TAG_FT_DETECTOR);
     if (OPAL_UNLIKELY(ret < 0)) {
         mca_bml_base_free(bml_btl, des);
+        opal_atomic_add_fetch_64(&transport.messages_dropped, 1);
         opal_output_verbose(5, ompi_ftmpi_output_handle,
                             "%s btl_ft: send to rank %u failed (%d), message dropped",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), peer, ret);
@@ -428,11 +434,13 @@ void ompi_comm_ft_transport_finalize(void)
     opal_output_verbose(5, ompi_ftmpi_output_handle,
                         "%s btl_ft: heartbeats: %" PRIu64 " by %s put (%" PRId64 " completed), %" PRIu64
                         " by active message (%" PRIu64 " before the observer's flag handle came); %" PRIu64
-                        " new words read from the local flag",
+                        " new words read from the local flag; %" PRId64
+                        " detector messages dropped (the BTL would not take them)",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), transport.heartbeats_put,
                         NULL == transport.put_btl_name ? "no" : transport.put_btl_name,
                         (int64_t) transport.heartbeats_put_completed, transport.heartbeats_sent_as_messages,
-                        transport.heartbeats_before_handle, transport.flag_words_seen);
+                        transport.heartbeats_before_handle, transport.flag_words_seen,
+                        (int64_t) transport.messages_dropped);
     for (int i = 0; i < transport.registration_count; ++i) {
         mca_btl_base_module_t *btl = transport.registrations[i].btl;
         if (NULL != transport.registrations[i].flag_handle) {

@@ -8,9 +8,10 @@
  */
 
 /*
- * The host's side of a witness (the protocol is the core's,
- * detector_witness.cpp): which pid each rank of this node has, and what
- * /proc says of it when an observer asks.
+ * This node's processes, as the kernel sees them: which pid each rank of
+ * this node has, what /proc says of it when an observer asks (the host's
+ * side of a witness; the protocol is the core's, detector_witness.cpp),
+ * and, with mpi_ft_detector_watch_node, its end (a pidfd each).
  *
  * At MPI_Init every process publishes, with node-local scope, its pid, its
  * start time (field 22 of /proc/self/stat: a reused pid has another) and
@@ -18,6 +19,14 @@
  * barrier each process reads those of the other ranks of its node, once.
  * A question then costs one read of /proc/<pid>/stat, on the detector
  * thread; nothing runs while the job is healthy.
+ *
+ * An end is a crash unless the process had entered MPI_Finalize. Each
+ * process creates a marker file in the job's session directory at MPI_Init
+ * (published with the pid: only a process with one is watched) and removes
+ * it first thing in MPI_Finalize, before it can exit; the watcher looks
+ * for it once the pidfd says the process ended. Removing a file cannot fail
+ * for want of space, and a marker that cannot be read proves nothing, so a
+ * doubt never makes a crash out of a clean exit.
  */
 
 #include "ompi_config.h"
@@ -29,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "opal/mca/pmix/pmix-internal.h"
@@ -45,10 +55,40 @@ typedef struct {
     uint64_t pid;
     uint64_t start_time; /* clock ticks since boot */
     uint64_t pid_namespace;
+    uint64_t marked; /* 1: it keeps a marker file until MPI_Finalize */
 } process_id_t;
 
 static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
+static int *pidfds = NULL;         /* by rank; -1: not watched */
 static uint32_t peer_count = 0;
+static char *own_marker = NULL;
+
+/* <job session directory>/btl_ft.<rank>.running, or NULL */
+static char *marker_path(uint32_t rank)
+{
+    char *path = NULL;
+
+    if (NULL == opal_process_info.job_session_dir
+        || 0 > asprintf(&path, "%s/btl_ft.%u.running", opal_process_info.job_session_dir, rank)) {
+        return NULL;
+    }
+    return path;
+}
+
+static bool create_marker(void)
+{
+    int fd;
+
+    own_marker = marker_path(OMPI_PROC_MY_NAME->vpid);
+    if (NULL == own_marker
+        || 0 > (fd = open(own_marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600))) {
+        free(own_marker);
+        own_marker = NULL;
+        return false;
+    }
+    close(fd);
+    return true;
+}
 
 static uint64_t own_pid_namespace(void)
 {
@@ -89,7 +129,7 @@ static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *rea
     return true;
 }
 
-int ompi_comm_ft_witness_publish(void)
+int ompi_comm_ft_witness_publish(bool watched)
 {
     process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
     bool readable;
@@ -99,6 +139,7 @@ int ompi_comm_ft_witness_publish(void)
     if (!read_stat(self.pid, &state, &self.start_time, &readable)) {
         return OMPI_SUCCESS; /* no /proc: nobody can witness for us */
     }
+    self.marked = watched && create_marker();
     OPAL_MODEX_SEND_STRING(rc, PMIX_LOCAL, WITNESS_KEY, &self, sizeof(self));
     if (PMIX_SUCCESS == rc) {
         rc = PMIx_Commit();
@@ -172,9 +213,76 @@ int ompi_comm_ft_witness_local_state(void *context, uint32_t rank)
     return verdict;
 }
 
+/* Watches each process of this node that keeps a marker, through a pidfd
+ * in the detector thread's wait (ompi_comm_ft_queues_watch). */
+void ompi_comm_ft_witness_watch_ends(void)
+{
+    char state;
+    int fd;
+
+    if (NULL == peers || NULL == (pidfds = malloc(peer_count * sizeof(*pidfds)))) {
+        return;
+    }
+    for (uint32_t rank = 0; rank < peer_count; ++rank) {
+        pidfds[rank] = -1;
+        if (0 == peers[rank].pid || !peers[rank].marked) {
+            continue;
+        }
+        fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].pid, 0);
+        /* the pidfd holds whatever process has the pid now: it must still
+         * be the one published (same start time) once the fd is open */
+        if (0 <= fd && BTL_FT_STATE_GONE != state_of(rank, &state)
+            && ompi_comm_ft_queues_watch(fd, rank)) {
+            pidfds[rank] = fd;
+        } else if (0 <= fd) {
+            close(fd);
+        }
+    }
+}
+
+/* The detector thread's wait saw rank's process end. */
+void ompi_comm_ft_witness_ended(uint32_t rank)
+{
+    char *marker;
+    bool crashed;
+
+    if (NULL == pidfds || rank >= peer_count || 0 > pidfds[rank]) {
+        return;
+    }
+    close(pidfds[rank]);
+    pidfds[rank] = -1;
+    marker = marker_path(rank);
+    crashed = NULL != marker && 0 == access(marker, F_OK);
+    free(marker);
+    opal_output_verbose(crashed ? 1 : 10, ompi_ftmpi_output_handle,
+                        "%s btl_ft: rank %u of this node ended %s", OMPI_NAME_PRINT(OMPI_PROC_MY_NAME),
+                        rank, crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began");
+    if (crashed) {
+        ompi_comm_ft_driver_report(rank, BTL_FT_CRASHED);
+    }
+}
+
+/* First thing in MPI_Finalize: from here on this process's end is no crash. */
+void ompi_comm_ft_witness_leaving(void)
+{
+    if (NULL != own_marker) {
+        (void) unlink(own_marker);
+        free(own_marker);
+        own_marker = NULL;
+    }
+}
+
 void ompi_comm_ft_witness_finalize(void)
 {
+    for (uint32_t rank = 0; NULL != pidfds && rank < peer_count; ++rank) {
+        if (0 <= pidfds[rank]) {
+            close(pidfds[rank]);
+        }
+    }
+    free(pidfds);
+    pidfds = NULL;
     free(peers);
     peers = NULL;
     peer_count = 0;
+    ompi_comm_ft_witness_leaving();
 }
