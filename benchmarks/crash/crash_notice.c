@@ -6,6 +6,12 @@
  * runs, so what the barrier waits for is the news of the crash.
  *
  *   crash_notice --victim R --inject-file F [--warmup 20] [--deadline-s 20]
+ *                [--hold-file H]
+ *
+ * --hold-file: after the warmup rank 0 creates H, and every rank waits
+ * (in allreduces) until H is gone before the crash: time for whoever
+ * watches H to change the machine first (the benchmark stops the runtime's
+ * daemon there, so that only what the processes see themselves is left).
  *
  * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
  * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
@@ -27,7 +33,7 @@
 #include "../../tests/mpi/ulfm_common.h"
 
 static int victim = -1, warmup = 20, deadline_s = 20;
-static const char *inject_file = NULL;
+static const char *inject_file = NULL, *hold_file = NULL;
 
 static void parse(int argc, char **argv)
 {
@@ -36,6 +42,7 @@ static void parse(int argc, char **argv)
         else if (0 == strcmp(argv[i], "--inject-file")) inject_file = argv[i + 1];
         else if (0 == strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
         else if (0 == strcmp(argv[i], "--deadline-s")) deadline_s = atoi(argv[i + 1]);
+        else if (0 == strcmp(argv[i], "--hold-file")) hold_file = argv[i + 1];
     }
 }
 
@@ -102,6 +109,22 @@ static long long read_kill_time(void)
     return t;
 }
 
+/* Rank 0 creates hold_file; everyone goes on once it is gone. The victim
+ * may leave the last allreduce and die while a survivor is still in it:
+ * that survivor's allreduce then fails, and it goes on too. */
+static void hold(int rank)
+{
+    int gone = 0;
+    if (0 == rank) close(open(hold_file, O_WRONLY | O_CREAT, 0644));
+    while (!gone) {
+        gone = 0 == rank && 0 != access(hold_file, F_OK);
+        if (MPI_SUCCESS != MPI_Allreduce(MPI_IN_PLACE, &gone, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD)) {
+            break;
+        }
+        if (!gone) usleep(1000);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, rc, error_class = 0, flag = 1;
@@ -121,6 +144,7 @@ int main(int argc, char **argv)
     }
     /* connections and the detector's ring are up before the crash */
     for (int i = 0; i < warmup; ++i) MPI_Barrier(MPI_COMM_WORLD);
+    if (NULL != hold_file) hold(rank);
     if (rank == victim) die_now();
 
     rc = MPI_Barrier(MPI_COMM_WORLD);

@@ -7,22 +7,42 @@ after a barrier, each survivor times its next MPI_Barrier (which must fail
 with MPIX_ERR_PROC_FAILED) and its first MPIX_Comm_agree. The worst
 survivor is what a job waits for, so each run records the last survivor's
 times. Configurations are interleaved inside each cell, repetitions too, so
-a slow minute of the shared machine hits them alike. Output:
-benchmarks/results/crash.jsonl.
+a slow minute of the shared machine hits them alike. Besides btl_ft and
+stock, "btl_ft-no-node-watch" shows what mpi_ft_detector_watch_node adds,
+and "floor" (1 host only) runs crash_floor.c: the same crash without MPI,
+survivors spinning with sched_yield and told by a pidfd, what the kernel
+and the scheduler alone cost. Output: benchmarks/results/crash.jsonl.
 """
 import argparse
+import json
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
+import daemon_stopper  # noqa: E402  (tests/mpi)
 import harness  # noqa: E402
 
 sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
 import nodes as netns  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "crash_notice.c"
+FLOOR_PROGRAM = Path(__file__).resolve().parent / "crash_floor.c"
+# what an MPI rank's teardown frees, about (crash_floor's victim frees as much)
+FLOOR_TOUCH_MB = 64
+NO_WATCH = "btl_ft-no-node-watch"
+FLOOR = "floor"
+# The emulated nodes share this machine's 2 cores, so 4 ranks on "2 nodes"
+# oversubscribe it, which the runtime cannot know: ranks spinning in MPI
+# would keep a woken thread off the CPU until the next tick (4 ms here).
+# A user of an oversubscribed node sets what Open MPI sets itself when it
+# knows, for every configuration alike.
+ACROSS_NODES_MCA = {"mpi_yield_when_idle": "1"}
+DAEMON_STOPPED = "1 host, daemon stopped"
+RESUME_AFTER_S = 3
 DEADLINE_S = 15
+QUICK_DEADLINE_S = 5  # what stock misses across nodes it misses for good
 # Across nodes Open MPI 5.0.7 picks coll/han, whose barrier is not fault
 # tolerant: after a participant crashed it returned MPI_SUCCESS at every
 # survivor, or hung. Patch 0034 leaves it out of btl_ft's build when ULFM is
@@ -31,17 +51,25 @@ STOCK_ACROSS_NODES_MCA = {"coll": "^han"}
 
 
 def extra_mca(config, setup):
-    if setup == "1 host" or common.CONFIGS[config][0] != "ompi-stock":
-        return None
-    return STOCK_ACROSS_NODES_MCA
+    mca = {"mpi_ft_detector_watch_node": "false"} if config == NO_WATCH else {}
+    if setup == "2 nodes":
+        mca.update(ACROSS_NODES_MCA)
+        if common.CONFIGS[base_config(config)][0] == "ompi-stock":
+            mca.update(STOCK_ACROSS_NODES_MCA)
+    return mca
+
+
+def base_config(config):
+    return "btl_ft" if config == NO_WATCH else config
 
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     p.add_argument("--reps", type=int, default=None)
-    p.add_argument("--configs", default=",".join(common.CONFIGS),
-                   help="comma list of configurations (default: all of common.CONFIGS)")
+    p.add_argument("--configs", default=",".join([*common.CONFIGS, NO_WATCH, FLOOR]),
+                   help="comma list of configurations (default: all of common.CONFIGS, "
+                        f"'{NO_WATCH}' and '{FLOOR}')")
     return p.parse_args(argv)
 
 
@@ -57,42 +85,74 @@ def summarize(run, n):
             "last_agree_ms": agree[-1] if agree else None}
 
 
-def one_run(config, n, setup, eta_s=None):
-    variant, mca = common.config_mca(config, eta_s, None if eta_s is None else 5 * eta_s,
+def floor_run(n):
+    """crash_floor.c, compiled with the system's cc: no MPI in it."""
+    exe = common.BIN / "crash_floor"
+    if not exe.exists() or exe.stat().st_mtime < FLOOR_PROGRAM.stat().st_mtime:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cc", "-O2", "-pthread", "-o", str(exe), str(FLOOR_PROGRAM)], check=True)
+    with common.MpiLock():
+        out = subprocess.run([str(exe), str(n), str(FLOOR_TOUCH_MB)], capture_output=True, text=True,
+                             timeout=60)
+    survivors = json.loads(out.stdout)["survivor_ms"] if out.returncode == 0 else []
+    return {"benchmark": "crash", "config": FLOOR, "setup": "1 host", "n": n, "victim": n - 1,
+            "touch_mb": FLOOR_TOUCH_MB, "returncode": out.returncode,
+            "survivors_reported": len(survivors), "detected": len(survivors) == n - 1,
+            "correct": len(survivors) == n - 1,
+            "first_barrier_ms": survivors[0] if survivors else None,
+            "last_barrier_ms": survivors[-1] if survivors else None, "last_agree_ms": None}
+
+
+def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
+    if config == FLOOR:
+        return floor_run(n)
+    variant, mca = common.config_mca(base_config(config), eta_s, None if eta_s is None else 5 * eta_s,
                                      extra=extra_mca(config, setup))
     exe = common.compile_for(PROGRAM, variant)
     inject = harness.inject_file()
-    program = [exe, "--victim", n - 1, "--inject-file", inject, "--deadline-s", DEADLINE_S]
-    if setup == "1 host":
+    program = [exe, "--victim", n - 1, "--inject-file", inject, "--deadline-s", deadline_s]
+    stopper = None
+    if setup == DAEMON_STOPPED:
+        hold = inject + ".hold"
+        program += ["--hold-file", hold]
+        stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
+        stopper.start()
+    if setup in ("1 host", DAEMON_STOPPED):
         run = common.run_mpi(harness.mpirun_command(n, program, mca=mca, variant=variant),
-                             DEADLINE_S + 20 + n, expect_records=n - 1)
+                             deadline_s + 20 + n, expect_records=n - 1)
     else:
         with netns.exclusive():
             names, _ = netns.ensure_nodes(2)
             try:
                 run = common.run_mpi(netns.mpirun_command_netns(n, program, mca=mca, variant=variant),
-                                     DEADLINE_S + 20 + n, expect_records=n - 1)
+                                     deadline_s + 20 + n, expect_records=n - 1)
             finally:
                 netns.reap(names)
+    if stopper:
+        stopper.join()
     Path(inject).unlink(missing_ok=True)
     record = {"benchmark": "crash", "config": config, "setup": setup, "n": n, "victim": n - 1,
               "eta_s": eta_s, "mca": mca, "outcome": run["outcome"], "returncode": run["returncode"],
               "wall_s": run["wall_s"], **summarize(run, n)}
+    if stopper and stopper.note:
+        record["stopper"] = stopper.note
     if not record["correct"]:
         record["output_tail"] = run["output"][-800:]
     return record
 
 
 def cells(quick):
-    sizes = [4, 8] if quick else [4, 8, 16]
+    sizes = [8] if quick else [4, 8, 16]
     for n in sizes:
         yield n, "1 host"
+    yield 8, DAEMON_STOPPED
     yield 4, "2 nodes"
 
 
 def main(argv):
     options = parse(argv)
-    reps = options.reps or (2 if options.quick else 5)
+    reps = options.reps or (1 if options.quick else 5)
+    deadline_s = QUICK_DEADLINE_S if options.quick else DEADLINE_S
     configs = options.configs.split(",")
     sink = common.JsonLines("crash")
     try:
@@ -101,16 +161,19 @@ def main(argv):
     except netns.Unavailable as e:
         nodes_missing = str(e)
     for n, setup in cells(options.quick):
-        if setup != "1 host" and nodes_missing:
+        if setup == "2 nodes" and nodes_missing:
             common.progress(f"crash {setup}: skipped, no emulated nodes here ({nodes_missing})")
             continue
         for rep in range(reps):
             for config in configs:
-                r = one_run(config, n, setup)
+                if config == FLOOR and setup != "1 host":
+                    continue
+                r = one_run(config, n, setup, deadline_s=deadline_s)
                 r["rep"] = rep
                 sink.write(r)
-                shown = (f"barrier {r['first_barrier_ms']:.1f}..{r['last_barrier_ms']:.1f} ms, "
-                         f"agree {r['last_agree_ms']:.1f} ms" if r["detected"] else "not detected")
+                agree = "" if r["last_agree_ms"] is None else f", agree {r['last_agree_ms']:.1f} ms"
+                shown = (f"barrier {r['first_barrier_ms']:.1f}..{r['last_barrier_ms']:.1f} ms{agree}"
+                         if r["detected"] else "not detected")
                 common.progress(f"crash {setup} n={n} rep {rep} {config}: {shown}"
                                 f"{'' if r['correct'] else ' (INCORRECT)'}")
     return 0

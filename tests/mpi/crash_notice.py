@@ -4,7 +4,12 @@ the agreement that follows names exactly that rank, and the detector's
 verbose line calls it crashed (the runtime or its node saw it end), never
 hung, and names no other rank. On one host every survivor saw the end
 itself (mpi_ft_detector_watch_node: "rank V of this node ended outside
-MPI_Finalize"), unless the test runs with the watch off. Across nodes it may also say unreachable (a transport
+MPI_Finalize"), unless the test runs with the watch off.
+
+With --stop-daemon the runtime's daemon is stopped across the crash, so
+that the runtime cannot report it: the node watch alone tells the
+survivors, and they must still call it crashed (a heartbeat timeout would
+say hung). Across nodes it may also say unreachable (a transport
 error came first, and every survivor's notice says so). The MPI_T variable
 mpi_ft_detector_failure_kind says the same to the application.
 
@@ -21,6 +26,7 @@ import re
 import sys
 from pathlib import Path
 
+import daemon_stopper
 import harness
 
 sys.path.insert(0, str(harness.ROOT / "tests" / "netns"))
@@ -28,6 +34,7 @@ import nodes as netns  # noqa: E402
 
 PROGRAM = harness.ROOT / "benchmarks" / "crash" / "crash_notice.c"
 BOUND_S = 60
+RESUME_AFTER_S = 3
 # the values of mpi_ft_detector_failure_kind (enum btl_ft_failure_kind)
 PVAR_KIND = {0: "alive", 1: "unreachable", 2: "crashed", 3: "hung"}
 # "[host:pid] [[job,1],R] btl_ft: rank V of this node ended outside MPI_Finalize"
@@ -81,6 +88,16 @@ def run_job(args, exe, inject):
     """The job's run, or None when its emulated nodes cannot be made."""
     program = [exe, "--victim", args.np - 1, "--inject-file", inject, "--deadline-s", 30]
     mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
+    if args.nodes == 1 and args.stop_daemon:
+        hold = inject + ".hold"
+        stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
+        stopper.start()
+        run = harness.run(harness.mpirun_command(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S,
+                          program_name=str(exe))
+        stopper.join()
+        if stopper.note:
+            run.output += f"\n(daemon stopper: {stopper.note})"
+        return run
     if args.nodes == 1:
         return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S, program_name=str(exe))
     with netns.taken_for_a_test(args.nodes) as names:
@@ -98,6 +115,9 @@ def main():
     p.add_argument("--np", type=int, default=8)
     p.add_argument("--nodes", type=int, default=1, help="emulated nodes (1: this host, no namespaces)")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--stop-daemon", action="store_true",
+                   help="stop the runtime's daemon (SIGSTOP) from before the crash until "
+                        f"{RESUME_AFTER_S} s after it (one host only)")
     args = p.parse_args()
     exe = harness.compile_program(PROGRAM, harness.ROOT / "build" / "tests" / "bin")
     inject = harness.inject_file()
