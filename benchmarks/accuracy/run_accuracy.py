@@ -55,7 +55,7 @@ def run_one(config, eta, np_, compute_s):
 
 def main(argv):
     options = parse(argv)
-    compute_s = options.compute_s or (10 if options.quick else 60)
+    compute_s = options.compute_s or (5 if options.quick else 60)
     etas = [0.001, 0.01, 0.1] if options.quick else [0.001, 0.003, 0.01, 0.03, 0.1]
     np_ = 2 * os.cpu_count()
     sink = common.JsonLines("accuracy")

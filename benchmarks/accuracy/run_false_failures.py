@@ -40,6 +40,7 @@ import nodes  # noqa: E402
 # btl_ft's and stock's verbose-1 lines when they declare a process failed
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
 DELTAS = [0.05, 0.03, 0.02, 0.01]
+QUICK_DELTAS = [0.05]
 # nodes: emulated nodes (0: this host); detached: daemons in sessions of
 # their own; loaded: a second job spins beside it
 Setup = collections.namedtuple("Setup", "name nodes np detached loaded")
@@ -53,7 +54,7 @@ LOADED_COMPUTE_S = 2
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="5 runs per delta")
+    p.add_argument("--quick", action="store_true", help="1 run per setup, delta 50 ms only")
     p.add_argument("--runs", type=int, default=None)
     p.add_argument("--config", action="append", choices=CONFIGS,
                    help="measure only this configuration (repeatable)")
@@ -83,11 +84,12 @@ def verdict(records, np_, output, ended, how_it_ended):
                    *output.splitlines()[-12:]]
 
 
-def run_on_nodes(config, delta, setup):
+def run_on_nodes(config, delta, setup, bounds):
     variant, mca = common.config_mca(config, delta / 5, delta, {"mpi_ft_verbose": 1})
     exe = common.compile_for(common.ULFM_AGREE, variant)
     np_ = setup.np
-    args = argparse.Namespace(kind="none", np=np_, nodes=setup.nodes, deadline_s=20, slack_s=30,
+    args = argparse.Namespace(kind="none", np=np_, nodes=setup.nodes,
+                              deadline_s=bounds[0], slack_s=bounds[1],
                               variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
                               detached=setup.detached)
     with nodes.exclusive():
@@ -148,13 +150,13 @@ def run_loaded(config, delta, np_):
     return clean, evidence, run["wall_s"]
 
 
-def scan_setup(sink, config, setup, runs):
+def scan_setup(sink, config, setup, runs, deltas, bounds):
     name, n_nodes, np_ = setup.name, setup.nodes, setup.np
-    for delta in DELTAS:
+    for delta in deltas:
         done, false, examples, wall = 0, 0, [], 0.0
         while done < runs and false < STOP_AFTER_FALSE:
             if n_nodes:
-                clean, evidence, wall_s = run_on_nodes(config, delta, setup)
+                clean, evidence, wall_s = run_on_nodes(config, delta, setup, bounds)
             else:
                 clean, evidence, wall_s = run_loaded(config, delta, np_)
             done += 1
@@ -175,7 +177,12 @@ def scan_setup(sink, config, setup, runs):
 
 def main(argv):
     options = parse(argv)
-    runs = options.runs or (5 if options.quick else 50)
+    # quick: every setup once, at the largest delta
+    runs = options.runs or (1 if options.quick else 50)
+    deltas = QUICK_DELTAS if options.quick else DELTAS
+    # (per-rank deadline, mpirun's slack) across nodes: a clean run takes 2 s;
+    # stock's detector, after a false failure, leaves mpirun to its bound
+    bounds = (5, 10) if options.quick else (20, 30)
     configs = options.config or CONFIGS
     setups = [s for s in SETUPS if options.setup is None or s.name in options.setup]
     kept = keep_others(configs, [s.name for s in setups]) if options.config or options.setup else []
@@ -190,7 +197,7 @@ def main(argv):
             setups = [s for s in setups if s.nodes == 0]
     for config in configs:
         for setup in setups:
-            scan_setup(sink, config, setup, runs)
+            scan_setup(sink, config, setup, runs, deltas, bounds)
     return 0
 
 

@@ -34,7 +34,7 @@ def victims_of(n, f, placement):
 
 
 def cells(quick):
-    sizes = [4, 8] if quick else [4, 8, 16]
+    sizes = [8] if quick else [4, 8, 16]
     counts = [1, 2] if quick else [1, 2, 4]
     etas = [0.01] if quick else [0.01, 0.1]
     for eta in etas:
@@ -43,7 +43,9 @@ def cells(quick):
                 for f in counts:
                     if f >= n:
                         continue
-                    for placement in (["consecutive"] if f == 1 else ["consecutive", "scattered"]):
+                    placements = ["consecutive"] if f == 1 else ["consecutive", "scattered"]
+                    # quick: each placement once (consecutive at f = 1, scattered at f = 2)
+                    for placement in placements[-1:] if quick else placements:
                         yield eta, kind, n, f, placement
 
 
@@ -101,7 +103,7 @@ def show(r, done, total, deadline_s):
 def main(argv):
     options = parse(argv)
     reps = options.reps or 1
-    deadline_s = 5 if options.quick else 10
+    deadline_s = 3 if options.quick else 10
     sink = common.JsonLines("agree")
     todo = list(cells(options.quick))
     done = 0

@@ -35,7 +35,8 @@ class Job:
     when: str = "time"              # time: at at_ms (+ gap_ms each); long: mid long task after that
     at_ms: float = 1000
     gap_ms: float = 2500
-    deadline_s: float = 60          # the program's own bound; mpirun's is 20 s more
+    deadline_s: float = 60          # the program's own bound
+    slack_s: float = 20             # mpirun's bound is this much more
     workload: dict = field(default_factory=dict)   # tasks.c options without dashes
     kinds: list = None              # crash or hang per victim, where they differ (else inject)
 
@@ -73,7 +74,7 @@ def result_of(job, records, returncode, wall_s, output):
     record.update({"finished": bool(answers), "config": job.config, "np": job.np, "inject": job.inject,
                    "victims": job.victims, "kinds": job.kinds, "when": job.when, "eta_ms": job.eta_ms, "delta_ms": job.delta_ms,
                    "workload": job.workload, "mpirun_exit": returncode, "wall_s": round(wall_s, 2),
-                   "deadline_s": job.deadline_s, "bound_s": job.deadline_s + 20})
+                   "deadline_s": job.deadline_s, "bound_s": job.deadline_s + job.slack_s})
     if errors:
         record["errors"] = [f"rank {e.get('rank')}: {e['error']}" for e in errors]
     # node losses keep it always: who was declared failed, and when, is
@@ -103,7 +104,7 @@ def run(job, lock=False, iters_per_ms=None, out_dir=None):
 
 
 def _launch(job, cmd, exe, lock, on_overrun=None):
-    bound = job.deadline_s + 20
+    bound = job.deadline_s + job.slack_s
     if lock:
         r = common.run_mpi(cmd, bound)
         return result_of(job, r["records"], r["returncode"], r["wall_s"], r["output"])
