@@ -54,7 +54,8 @@ LOADED_COMPUTE_S = 2
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="1 run per setup, delta 50 ms only")
+    p.add_argument("--quick", action="store_true", help="1 run per setup, delta 50 ms only, stock's "
+                                                        "detector on the loaded host only")
     p.add_argument("--runs", type=int, default=None)
     p.add_argument("--config", action="append", choices=CONFIGS,
                    help="measure only this configuration (repeatable)")
@@ -197,6 +198,10 @@ def main(argv):
             setups = [s for s in setups if s.nodes == 0]
     for config in configs:
         for setup in setups:
+            # quick: stock's detector on the loaded host only; across emulated
+            # nodes, after its false failure, its daemons took up to 215 s to end
+            if options.quick and config != "btl_ft" and setup.nodes:
+                continue
             scan_setup(sink, config, setup, runs, deltas, bounds)
     return 0
 

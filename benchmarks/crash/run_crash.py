@@ -129,7 +129,7 @@ def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
             finally:
                 netns.reap(names)
     if stopper:
-        stopper.join()
+        stopper.finish()
     Path(inject).unlink(missing_ok=True)
     record = {"benchmark": "crash", "config": config, "setup": setup, "n": n, "victim": n - 1,
               "eta_s": eta_s, "mca": mca, "outcome": run["outcome"], "returncode": run["returncode"],

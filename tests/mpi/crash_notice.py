@@ -94,7 +94,7 @@ def run_job(args, exe, inject):
         stopper.start()
         run = harness.run(harness.mpirun_command(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S,
                           program_name=str(exe))
-        stopper.join()
+        stopper.finish()
         if stopper.note:
             run.output += f"\n(daemon stopper: {stopper.note})"
         return run

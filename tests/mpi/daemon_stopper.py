@@ -17,6 +17,12 @@ class DaemonStopper(threading.Thread):
         super().__init__(daemon=True)
         self.hold, self.inject, self.resume_after_s = Path(hold), Path(inject), resume_after_s
         self.note = None  # what went wrong, if anything
+        self.job_ended = threading.Event()  # set by the caller once mpirun returned
+
+    def finish(self):
+        """After mpirun returned: stop waiting for what will not come, resume, join."""
+        self.job_ended.set()
+        self.join()
 
     def launcher(self):
         for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
@@ -31,25 +37,28 @@ class DaemonStopper(threading.Thread):
     def run(self):
         pid = None
         try:
-            if not wait_for(self.hold.exists, 60) or (pid := self.launcher()) is None:
+            if not self.wait_for(self.hold.exists, 60) or (pid := self.launcher()) is None:
                 self.note = "the ranks never reached the hold, or no launcher found"
                 return
             os.kill(pid, signal.SIGSTOP)
             self.hold.unlink()
-            if not wait_for(self.inject.exists, 30):
+            if not self.wait_for(self.inject.exists, 30):
                 self.note = "no crash while the daemon was stopped"
                 return
-            time.sleep(self.resume_after_s)
+            self.job_ended.wait(self.resume_after_s)
         finally:
             self.hold.unlink(missing_ok=True)
             if pid is not None:
-                os.kill(pid, signal.SIGCONT)
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass  # the job's bound passed and it was killed
 
-
-def wait_for(condition, timeout_s):
-    end = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.005)
-    return True
+    def wait_for(self, condition, timeout_s):
+        """False if timeout_s passed or the job ended first."""
+        end = time.monotonic() + timeout_s
+        while not condition():
+            if time.monotonic() > end or self.job_ended.is_set():
+                return False
+            time.sleep(0.005)
+        return True
