@@ -73,7 +73,7 @@ static void touch(size_t mb)
     }
 }
 
-static void survivor(int index, int n, size_t touch_mb)
+static void survivor(int index, size_t touch_mb)
 {
     pthread_t watcher;
 
@@ -84,7 +84,6 @@ static void survivor(int index, int n, size_t touch_mb)
         sched_yield();
     }
     shared->seen_ns[index] = now_ns();
-    (void) n;
     _exit(0);
 }
 
@@ -132,7 +131,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < n - 1; ++i) {
         if (0 == fork()) {
-            survivor(i, n, touch_mb);
+            survivor(i, touch_mb);
         }
     }
     for (int i = 0; i < n; ++i) {
