@@ -44,6 +44,8 @@ ULFM_AGREE = ROOT / "tests" / "mpi" / "ulfm_agree.c"
 # name -> (install under build/, extra MCA, does it take eta/delta)
 CONFIGS = {
     "btl_ft": ("ompi", {}, True),
+    # the fallback path: the detector over the application's BTLs
+    "btl_ft-btl": ("ompi", {"mpi_ft_detector_transport": "btl"}, True),
     "stock-detector": ("ompi-stock", {"mpi_ft_detector": "true",
                                       "mpi_ft_detector_thread": "true"}, True),
     "stock-default": ("ompi-stock", {}, False),

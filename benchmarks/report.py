@@ -168,8 +168,8 @@ def overhead_section():
                    "ratio to detector off", "ratio spread"], out)
             + "\n\nRatio: per repetition, the value divided by the detector-off run of the same install "
               "in the same repetition (configurations interleaved, order rotated); median and min–max "
-              "of those ratios. δ = 5η. Ping-pong and bandwidth on 2 ranks, allreduce on 8 ranks "
-              "(oversubscribed when the machine has fewer cores). The `*_instructions` rows count, "
+              "of those ratios. δ = 5η. Ping-pong (0 B, 8 B, 1 KiB), bandwidth and allreduce (8 B, 1 KiB) on 2 ranks "
+              "and the agreement on 8 (oversubscribed on 2 cores). The `*_instructions` rows count, "
               "under callgrind, the instructions of rank 0's application thread per call "
               "(benchmarks/overhead/call_cost.c, 2 ranks): an idle `MPI_Test` (one `opal_progress` "
               "call) and a self round trip (`MPI_Irecv`, `MPI_Isend`, `MPI_Waitall`). They do not "

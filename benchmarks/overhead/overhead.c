@@ -21,18 +21,20 @@
 #define BATCHES 9
 #define BIG_BYTES (4 << 20)
 
-/* one-way latency in microseconds: half the round trip */
-static double pingpong_batch(int rank, int iters)
+#define SMALL_MAX_BYTES 1024
+
+/* one-way latency of `bytes` in microseconds: half the round trip */
+static double pingpong_batch(int rank, int iters, int bytes)
 {
-    char byte[8] = {0};
+    char message[SMALL_MAX_BYTES] = {0};
     double start = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         if (rank == 0) {
-            MPI_Send(byte, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-            MPI_Recv(byte, 8, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(message, bytes, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+            MPI_Recv(message, bytes, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else if (rank == 1) {
-            MPI_Recv(byte, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Send(byte, 8, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+            MPI_Recv(message, bytes, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(message, bytes, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
         }
     }
     return (MPI_Wtime() - start) / iters / 2 * 1e6;
@@ -54,12 +56,12 @@ static double bandwidth_batch(int rank, int iters, char *buffer)
     return (double)BIG_BYTES * iters / (MPI_Wtime() - start) / 1e6;
 }
 
-static double allreduce_batch(int iters)
+static double allreduce_batch(int iters, int count)
 {
-    long long in = 1, out = 0;
+    long long in[SMALL_MAX_BYTES / sizeof(long long)] = {1}, out[SMALL_MAX_BYTES / sizeof(long long)];
     double start = MPI_Wtime();
     for (int i = 0; i < iters; i++)
-        MPI_Allreduce(&in, &out, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(in, out, count, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     return (MPI_Wtime() - start) / iters * 1e6;
 }
 
@@ -85,18 +87,26 @@ int main(int argc, char **argv)
     int iters = atoi(argv[2]);
     if (!strcmp(argv[1], "p2p")) {
         char *buffer = calloc(1, BIG_BYTES);
-        pingpong_batch(rank, iters / 10); /* warm-up: connections, eager buffers */
-        for (int b = 0; b < BATCHES; b++) batches[b] = pingpong_batch(rank, iters);
-        report(rank, "pingpong_8B", "us", batches, size);
+        static const int sizes[] = {0, 8, SMALL_MAX_BYTES};
+        static const char *const names[] = {"pingpong_0B", "pingpong_8B", "pingpong_1KiB"};
+        pingpong_batch(rank, iters / 10, 8); /* warm-up: connections, eager buffers */
+        for (int s = 0; s < 3; s++) {
+            for (int b = 0; b < BATCHES; b++) batches[b] = pingpong_batch(rank, iters, sizes[s]);
+            report(rank, names[s], "us", batches, size);
+        }
         int big_iters = iters / 500 > 4 ? iters / 500 : 4;
         bandwidth_batch(rank, 2, buffer);
         for (int b = 0; b < BATCHES; b++) batches[b] = bandwidth_batch(rank, big_iters, buffer);
         report(rank, "bandwidth_4MiB", "MB/s", batches, size);
         free(buffer);
     } else {
-        allreduce_batch(iters / 10);
-        for (int b = 0; b < BATCHES; b++) batches[b] = allreduce_batch(iters);
-        report(rank, "allreduce_8B", "us", batches, size);
+        static const int counts[] = {1, SMALL_MAX_BYTES / sizeof(long long)};
+        static const char *const names[] = {"allreduce_8B", "allreduce_1KiB"};
+        allreduce_batch(iters / 10, 1);
+        for (int c = 0; c < 2; c++) {
+            for (int b = 0; b < BATCHES; b++) batches[b] = allreduce_batch(iters, counts[c]);
+            report(rank, names[c], "us", batches, size);
+        }
     }
     MPI_Finalize();
     return 0;

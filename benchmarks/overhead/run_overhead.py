@@ -46,11 +46,15 @@ def configurations(quick):
     """(label, config, eta, baseline label, extra MCA): each detector setting
     and the 'off' run of the same install it is divided by. The detector
     without its thread (stepped from the application's progress) separates
-    what the thread costs, opal_set_using_threads included, from the rest.
+    what the thread costs from the rest; the BTL path's rows show what its
+    thread cost the application (OPAL's locks made real), its own UCX
+    context's what is left.
     Quick: every kind of row once, at eta 10 ms (100 ms without the thread)."""
     etas = QUICK_ETAS if quick else ETAS
     rows = [("btl_ft off", "btl_ft", None, None, {"mpi_ft_detector": "false"})]
     rows += [(f"btl_ft eta={e * 1e3:g}ms", "btl_ft", e, "btl_ft off", {}) for e in etas]
+    # the fallback path, whose thread shares the application's BTLs
+    rows += [(f"btl_ft eta={e * 1e3:g}ms btl path", "btl_ft-btl", e, "btl_ft off", {}) for e in etas]
     rows += [("btl_ft eta=100ms no thread", "btl_ft", 0.1, "btl_ft off",
               {"mpi_ft_detector_thread": "false"})]
     rows += [(f"bare thread, 2 wakeups per eta={e * 1e3:g}ms", BARE, e, "btl_ft off",
@@ -70,7 +74,7 @@ def programs(quick, config, eta):
     compute_s = 2 if quick else 4
     if config == BARE:
         return ((IDLE_SOURCE, 2, [compute_s, eta / 2], 6),)
-    return ((SOURCE, 2, ["p2p", 20000], 2), (SOURCE, 8, ["allreduce", 2000], 1),
+    return ((SOURCE, 2, ["p2p", 20000], 4), (SOURCE, 2, ["allreduce", 2000], 2),
             (AGREE_SOURCE, 8, [200], 2), (IDLE_SOURCE, 2, [compute_s], 6))
 
 

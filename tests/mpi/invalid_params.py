@@ -14,6 +14,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_ring_order", "spiral", "rank|node|shuffle"),
     ("mpi_ft_propagator", "gossip", "hba|bmg|chord"),
     ("mpi_ft_detector_watch_node", "maybe", "true|enabled"),
+    ("mpi_ft_detector_transport", "verbs", "ucx|btl"),
 ]
 
 

@@ -1,16 +1,30 @@
-"""Shows which path carried the heartbeats over one BTL, as a pass/fail test.
+"""Shows which path carried the heartbeats, as a pass/fail test.
 
-  put_path.py --btl sm|tcp|uct[:domains]|ofi[:provider] [--am]
+  put_path.py --detector-transport btl --btl sm|tcp|uct[:domains]|ofi[:provider] [--am]
+  put_path.py --detector-transport ucx [--btl ...] [--am] [--nodes N]
 
-Runs a failure-free job restricted to `--btl` (harness.transport_mca) with the detector
-at η = 10 ms and reads each rank's finalize report (mpi_ft_verbose 5):
+Runs a failure-free job with the detector at η = 10 ms and reads each
+rank's finalize report (mpi_ft_verbose 5).
+
+Over the application's BTLs (restricted to `--btl`, harness.transport_mca):
   btl_ft: heartbeats: N by BTL put (M completed), K by active message (B before the
   observer's flag handle came); W new words ...
 With puts (the default) every rank must have put through BTL, had its puts
 complete, read new words from its own flag, and sent heartbeats as messages
 only before its observer's flag handle came (B == K; how long that takes
 depends on how far apart the ranks start, which a loaded host stretches).
-With --am (mpi_ft_detector_rdma_heartbeat false) no put may happen at all.
+
+Over the detector's own UCX context:
+  btl_ft: heartbeats over ucx: S stored into a mapped flag, P by put (C completed, ...),
+  K by active message; W new words read from the local flag; ...
+On one host every observer is a node-mate: every heartbeat must be stored
+into its mapped flag (no call into UCX), none put, none a message. With
+--nodes N (emulated nodes, tests/netns) each rank's observer is on another
+node (ring order `node`): its heartbeats must go by put and complete, and
+none as a message: the flag's rkey came with the modex, so there is no
+"before the handle".
+
+With --am (mpi_ft_detector_rdma_heartbeat false) no store or put may happen.
 """
 import argparse
 import re
@@ -18,28 +32,17 @@ import sys
 
 import harness
 
+UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) by put "
+                        r"\((\d+) completed, \d+ skipped while puts were in flight\), (\d+) by active "
+                        r"message; (\d+) new words read")
 REPORT = re.compile(r"btl_ft: heartbeats: (\d+) by (\S+) put \((\d+) completed\), (\d+) by active "
                     r"message \((\d+) before the observer's flag handle came\); (\d+) new words read")
 NP = 4
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--btl", required=True, type=harness.transport_arg,
-                   help="sm, tcp, uct[:domains], ofi[:provider]")
-    p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
-    args = p.parse_args()
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
-    mca = {**harness.transport_mca(args.btl), "mpi_ft_verbose": 5,
-           "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
-           "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
-    run = harness.run(harness.mpirun_command(NP, [exe, "--kind", "none", "--inject-after-ms", 1500],
-                                             mca=mca), deadline_s=60, program_name=str(exe))
-    reports = [tuple(int(g) if g.isdigit() else g for g in m.groups()) for m in REPORT.finditer(run.output)]
+def btl_problems(args, output):
+    reports = [tuple(int(g) if g.isdigit() else g for g in m.groups()) for m in REPORT.finditer(output)]
     problems = []
-    if run.returncode != 0:
-        problems.append(f"mpirun exit status {run.returncode}")
     if len(reports) != NP:
         problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
     for put, btl, completed, messages, before_handle, words in reports:
@@ -53,10 +56,73 @@ def main():
         elif messages != before_handle:
             problems.append(f"{messages - before_handle} heartbeats went as messages after the observer's "
                             f"flag handle came (a put failed or had no path)")
+    return problems
+
+
+def ucx_problems(args, output):
+    reports = [tuple(int(g) for g in m.groups()) for m in UCX_REPORT.finditer(output)]
+    problems = []
+    if len(reports) != NP:
+        problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
+    for stored, put, completed, messages, words in reports:
+        print(f"  stored {stored}, put {put} (completed {completed}), as messages {messages}, "
+              f"flag words read {words}")
+        if args.am:
+            if stored or put or messages == 0:
+                problems.append("with RDMA heartbeats off, expected messages only")
+        elif messages:
+            problems.append(f"{messages} heartbeats went as messages where a one-sided path exists")
+        elif args.nodes == 1 and (stored == 0 or put):
+            problems.append(f"on one host expected every heartbeat stored into the observer's mapped "
+                            f"flag, got {stored} stored and {put} put")
+        elif args.nodes > 1 and (put == 0 or completed == 0 or stored):
+            problems.append(f"across nodes expected heartbeats by put, got {put} put ({completed} "
+                            f"completed) and {stored} stored")
+        if not args.am and words == 0:
+            problems.append("a rank read no new word from its own flag")
+    return problems
+
+
+def command(args, exe, mca):
+    program = [exe, "--kind", "none", "--inject-after-ms", 1500]
+    if args.nodes == 1:
+        return harness.mpirun_command(NP, program, mca=mca)
+    import nodes
+    return nodes.mpirun_command_netns(NP, program, mca=mca, nodes=args.nodes)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--detector-transport", choices=["ucx", "btl"], required=True)
+    p.add_argument("--btl", type=harness.transport_arg, default=None,
+                   help="the application's transport: sm, tcp, uct[:domains], ofi[:provider]")
+    p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
+    p.add_argument("--nodes", type=int, default=1, help="emulated nodes (tests/netns; ucx only)")
+    args = p.parse_args()
+    if args.detector_transport == "btl" and (args.btl is None or args.nodes != 1):
+        p.error("--detector-transport btl needs --btl and one host")
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    mca = {**(harness.transport_mca(args.btl) if args.btl else {}), "mpi_ft_verbose": 5,
+           "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
+           "mpi_ft_detector_transport": args.detector_transport,
+           "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
+    if args.nodes > 1:
+        sys.path.insert(0, str(harness.ROOT / "tests" / "netns"))
+        import nodes
+        with nodes.taken_for_a_test(args.nodes) as names:
+            if names is None:
+                return 77
+            run = harness.run(command(args, exe, mca), deadline_s=60, program_name=str(exe))
+    else:
+        run = harness.run(command(args, exe, mca), deadline_s=60, program_name=str(exe))
+    problems = [f"mpirun exit status {run.returncode}"] if run.returncode != 0 else []
+    problems += (ucx_problems if args.detector_transport == "ucx" else btl_problems)(args, run.output)
     if problems:
         print("FAILED:\n  " + "\n  ".join(problems) + "\n--- output ---\n" + run.output[-3000:])
         return 1
-    print(f"ok: heartbeats over {args.btl} {'as active messages' if args.am else 'by put'}")
+    print(f"ok: heartbeats over {args.detector_transport} {args.btl or ''} "
+          f"{'as active messages' if args.am else 'one-sided'}")
     return 0
 
 

@@ -19,6 +19,12 @@
  * failure ULFM learns elsewhere back into the core
  * (ompi_comm_failure_detector_proc_failed, called from the error handler).
  *
+ * It also picks the transport: the detector's own UCX context (published
+ * before the modex, so every process knows every other's address), or the
+ * application's BTLs where UCX cannot start or the user asks for them. Only
+ * the BTL path, whose thread shares the application's BTLs, turns OPAL's
+ * locks on.
+ *
  * Upstream's own detector (rank-order ring over the rbcast tag, one failure
  * per message, a busy-polling thread) is gone; the reliable broadcast it shared
  * stays, and revoke keeps using it unchanged.
@@ -55,6 +61,11 @@
 typedef struct ompi_comm_ft_detector_module_t {
     ompi_comm_ft_detector_params_t params;
     bool active;
+    /* the detector's own transport carries it (else the BTLs) */
+    bool over_ucx;
+    /* publish() made the UCX context, or why it could not */
+    bool ucx_published;
+    const char *ucx_failure;
     uint32_t world_size;
     uint32_t self;
     /* kept from init to start, where the witnesses learn their node's pids */
@@ -62,7 +73,7 @@ typedef struct ompi_comm_ft_detector_module_t {
 } ompi_comm_ft_detector_module_t;
 
 static ompi_comm_ft_detector_module_t module;
-static const ompi_comm_ft_driver_ops_t driver_ops;
+static const ompi_comm_ft_driver_ops_t common_ops;
 
 int ompi_comm_failure_detector_register_params(void)
 {
@@ -94,6 +105,23 @@ static uint32_t *node_of_ranks(uint32_t size)
         nodes[rank] = node;
     }
     return nodes;
+}
+
+/* Before the modex: the detector's own transport starts here, so that its
+ * addresses travel with the modex. Never fails MPI_Init: without UCX the
+ * detector takes the BTL path. */
+int ompi_comm_failure_detector_publish(void)
+{
+    uint32_t size = (uint32_t) ompi_process_info.num_procs;
+
+    ompi_comm_ft_log_init();
+    if (size < 2 || !ompi_comm_ft_detector_params_want_ucx()) {
+        return OMPI_SUCCESS;
+    }
+    module.ucx_published = OMPI_SUCCESS
+                           == ompi_comm_ft_ucx_publish(OMPI_PROC_MY_NAME->vpid, size,
+                                                       &module.ucx_failure);
+    return OMPI_SUCCESS;
 }
 
 static btl_ft_config_t config_from_params(void)
@@ -130,11 +158,73 @@ static bool knows_node_processes(void)
     return module.params.witness || watches_node();
 }
 
+/* The detector's own transport, if it started everywhere; false means the
+ * BTL path, said once at verbose 1 when UCX was asked for. */
+static bool start_ucx(ompi_comm_ft_driver_ops_t *ops, size_t *max_message_bytes)
+{
+    const char *reason = module.ucx_failure;
+
+    if (OMPI_COMM_FT_TRANSPORT_UCX != module.params.transport) {
+        return false;
+    }
+    if (!module.params.use_thread) {
+        ompi_comm_ft_log(2, "btl_ft: no detector thread, so the BTL path costs no locks: using it");
+        return false;
+    }
+    if (module.ucx_published
+        && OMPI_SUCCESS == ompi_comm_ft_ucx_init(module.params.rdma_heartbeat, module.nodes,
+                                                 ompi_comm_ft_driver_deliver_in_step,
+                                                 ompi_comm_ft_driver_report, max_message_bytes,
+                                                 &reason)) {
+        ops->put_heartbeat = ompi_comm_ft_ucx_put_heartbeat;
+        ops->send = ompi_comm_ft_ucx_send;
+        ops->observer_handle = ompi_comm_ft_ucx_observer_handle;
+        ops->read_flag = ompi_comm_ft_ucx_read_flag;
+        ops->progress = ompi_comm_ft_ucx_progress;
+        ops->arm = ompi_comm_ft_ucx_arm;
+        ops->wait_fd = ompi_comm_ft_ucx_wait_fd();
+        return true;
+    }
+    ompi_comm_ft_log(1, "btl_ft: the detector's own UCX transport cannot start (%s): it uses the "
+                     "application's BTLs (mpi_ft_detector_transport btl)",
+                     NULL == reason ? "unknown reason" : reason);
+    return false;
+}
+
+static int start_btl(ompi_comm_ft_driver_ops_t *ops, btl_ft_config_t *config,
+                     unsigned char *handle, size_t handle_capacity, size_t *max_message_bytes)
+{
+    size_t handle_length = 0;
+    int ret;
+
+    if (module.params.use_thread) {
+        /* the detector thread drives the BTLs next to the application */
+        opal_set_using_threads(true);
+    }
+    ret = ompi_comm_ft_btl_init(module.self, module.world_size, module.params.rdma_heartbeat,
+                                ompi_comm_ft_driver_deliver, handle, handle_capacity,
+                                &handle_length, max_message_bytes);
+    config->flag_handle = handle_length ? handle : NULL;
+    config->flag_handle_length = handle_length;
+    ops->thread_progresses_opal = true;
+    return ret;
+}
+
+static void stop_transport(void)
+{
+    if (module.over_ucx) {
+        ompi_comm_ft_ucx_finalize();
+    } else {
+        ompi_comm_ft_btl_finalize();
+    }
+}
+
 static int create_core(void)
 {
     unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
-    size_t handle_length = 0, max_message_bytes = 0;
+    size_t max_message_bytes = 0;
     btl_ft_config_t config = config_from_params();
+    ompi_comm_ft_driver_ops_t ops = common_ops;
     char error[256] = "";
     int ret;
 
@@ -142,29 +232,27 @@ static int create_core(void)
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&module.params, &config))) {
         return ret;
     }
-    ret = ompi_comm_ft_transport_init(module.self, module.world_size, module.params.rdma_heartbeat,
-                                      ompi_comm_ft_driver_deliver, handle, sizeof(handle),
-                                      &handle_length, &max_message_bytes);
-    if (OMPI_SUCCESS != ret) {
+    /* node ids serve the ring order, the witnesses and the transport
+     * (node-mates by shared memory) */
+    module.nodes = node_of_ranks(module.world_size);
+    module.over_ucx = start_ucx(&ops, &max_message_bytes);
+    if (!module.over_ucx
+        && OMPI_SUCCESS != (ret = start_btl(&ops, &config, handle, sizeof(handle), &max_message_bytes))) {
+        free(module.nodes);
+        module.nodes = NULL;
         return ret;
-    }
-    if (BTL_FT_RING_NODE == module.params.ring_order || knows_node_processes()) {
-        module.nodes = node_of_ranks(module.world_size);
     }
     if (knows_node_processes()) {
         ompi_comm_ft_witness_publish(watches_node());
     }
     config.node_of_rank = module.nodes;
     config.max_message_bytes = max_message_bytes;
-    config.flag_handle = handle_length ? handle : NULL;
-    config.flag_handle_length = handle_length;
-    ret = ompi_comm_ft_driver_init(&config, &driver_ops, module.params.use_thread, error,
-                                   sizeof(error));
+    ret = ompi_comm_ft_driver_init(&config, &ops, module.params.use_thread, error, sizeof(error));
     if (OMPI_ERR_BAD_PARAM == ret) {
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, error);
     }
     if (OMPI_SUCCESS != ret) {
-        ompi_comm_ft_transport_finalize();
+        stop_transport();
         free(module.nodes);
         module.nodes = NULL;
     }
@@ -229,15 +317,12 @@ int ompi_comm_failure_detector_init(void)
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&module.params))) {
         return ret;
     }
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_transport_register_tag())) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_btl_register_tag())) {
         return ret;
     }
     if (!module.params.enable || size < 2) {
+        ompi_comm_ft_ucx_finalize(); /* published for nothing: a peer disabled it */
         return OMPI_SUCCESS;
-    }
-    if (module.params.use_thread) {
-        /* the detector thread drives the BTLs next to the application */
-        opal_set_using_threads(true);
     }
     module.world_size = size;
     module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
@@ -247,10 +332,11 @@ int ompi_comm_failure_detector_init(void)
     module.active = true;
     register_failure_kind_pvar();
     opal_output_verbose(2, ompi_ftmpi_output_handle,
-                        "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s",
+                        "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s, over %s",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.period_ns / 1e9,
                         module.params.timeout_ns / 1e9,
-                        module.params.use_thread ? "in a thread" : "from progress");
+                        module.params.use_thread ? "in a thread" : "from progress",
+                        module.over_ucx ? "its own UCX context" : "the application's BTLs");
     return OMPI_SUCCESS;
 }
 
@@ -263,11 +349,13 @@ int ompi_comm_failure_detector_start(void)
         ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.self);
     }
     if (watches_node()) {
-        ompi_comm_ft_witness_watch_ends();
+        ompi_comm_ft_witness_watch_ends(ompi_comm_ft_driver_watch, ompi_comm_ft_driver_report);
     }
-    free(module.nodes); /* the core keeps its own copy */
+    free(module.nodes); /* the core and the transport keep their own copies */
     module.nodes = NULL;
-    ompi_comm_ft_transport_make_endpoints();
+    if (!module.over_ucx) {
+        ompi_comm_ft_btl_make_endpoints();
+    }
     return ompi_comm_ft_driver_start();
 }
 
@@ -279,7 +367,7 @@ int ompi_comm_failure_detector_finalize(void)
     ompi_comm_ft_witness_leaving(); /* before anything that could end this process */
     module.active = false;
     ompi_comm_ft_driver_finalize();
-    ompi_comm_ft_transport_finalize();
+    stop_transport();
     ompi_comm_ft_witness_finalize();
     free(module.nodes);
     module.nodes = NULL;
@@ -342,11 +430,10 @@ void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
 
 static void close_call(uint32_t emitter, int64_t silent_ns)
 {
-    opal_output(0, "%s btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
-                   "(timeout %.1f ms): a false failure came close; consider a larger "
-                   "mpi_ft_detector_timeout",
-                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), emitter, silent_ns / 1e6,
-                module.params.timeout_ns / 1e6);
+    ompi_comm_ft_log(0, "btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
+                     "(timeout %.1f ms): a false failure came close; consider a larger "
+                     "mpi_ft_detector_timeout",
+                     emitter, silent_ns / 1e6, module.params.timeout_ns / 1e6);
 }
 
 /* At finalize: silent when nothing came close, so a healthy job prints nothing. */
@@ -375,8 +462,7 @@ static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo
                            pmix_release_cbfunc_t release_fn, void *release_cbdata)
 {
     if (PMIX_SUCCESS != status && PMIX_OPERATION_SUCCEEDED != status) {
-        opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: fencing failed: %s",
-                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), PMIx_Error_string(status));
+        ompi_comm_ft_log(1, "btl_ft: fencing failed: %s", PMIx_Error_string(status));
     }
     if (NULL != release_fn) {
         release_fn(release_cbdata);
@@ -384,22 +470,22 @@ static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo
 }
 
 /* A suspected process may only be stopped, not dead: have the runtime kill
- * it, so it can never act on a communicator that already excluded it. */
-static void fence(ompi_proc_t *proc)
+ * it, so it can never act on a communicator that already excluded it.
+ * Named from the rank alone: the detector thread touches no ompi_proc_t. */
+static void fence(uint32_t rank)
 {
+    opal_process_name_t name = {.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = rank};
     pmix_proc_t target;
     pmix_info_t directive;
     pmix_status_t rc;
 
-    OPAL_PMIX_CONVERT_NAME(&target, &proc->super.proc_name);
+    OPAL_PMIX_CONVERT_NAME(&target, &name);
     PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, NULL, PMIX_BOOL);
     rc = PMIx_Job_control_nb(&target, 1, &directive, 1, fence_complete, NULL);
     PMIX_INFO_DESTRUCT(&directive);
     if (PMIX_SUCCESS != rc && PMIX_OPERATION_SUCCEEDED != rc) {
-        opal_output_verbose(1, ompi_ftmpi_output_handle,
-                            "%s btl_ft: cannot ask the runtime to kill %s: %s",
-                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME),
-                            OMPI_NAME_PRINT(&proc->super.proc_name), PMIx_Error_string(rc));
+        ompi_comm_ft_log(1, "btl_ft: cannot ask the runtime to kill rank %u: %s", rank,
+                         PMIx_Error_string(rc));
     }
 }
 
@@ -423,20 +509,17 @@ static const char *kind_text(int kind)
 
 static void failed(uint32_t rank, int kind)
 {
-    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed: %s",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank, kind_text(kind));
+    ompi_comm_ft_log(1, "btl_ft: rank %u failed: %s", rank, kind_text(kind));
 }
 
-/* This process observed `rank` fail (the core named it in `suspected`). */
+/* This process observed `rank` fail (the core named it in `suspected`;
+ * never a crash, which needs no fence). */
 static void suspected(uint32_t rank)
 {
-    ompi_proc_t *proc = world_peer(rank);
-
-    opal_output_verbose(1, ompi_ftmpi_output_handle, "%s btl_ft: rank %u failed as seen from here%s",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank,
-                        module.params.fence ? ", fencing it" : "");
-    if (NULL != proc && module.params.fence && ompi_proc_is_active(proc)) {
-        fence(proc);
+    ompi_comm_ft_log(1, "btl_ft: rank %u failed as seen from here%s", rank,
+                     module.params.fence ? ", fencing it" : "");
+    if (module.params.fence && rank < module.world_size && rank != module.self) {
+        fence(rank);
     }
 }
 
@@ -480,12 +563,15 @@ static void declared_dead_self(uint32_t told_by, const char *reason)
     _exit(DECLARED_DEAD_EXIT_STATUS);
 }
 
-static const ompi_comm_ft_driver_ops_t driver_ops = {
-    .put_heartbeat = ompi_comm_ft_transport_put_heartbeat,
-    .send = ompi_comm_ft_transport_send,
-    .observer_handle = ompi_comm_ft_transport_observer_handle,
+/* The BTL path's; start_ucx() replaces the transport's entries. */
+static const ompi_comm_ft_driver_ops_t common_ops = {
+    .put_heartbeat = ompi_comm_ft_btl_put_heartbeat,
+    .send = ompi_comm_ft_btl_send,
+    .observer_handle = ompi_comm_ft_btl_observer_handle,
     .local_state = ompi_comm_ft_witness_local_state,
-    .read_flag = ompi_comm_ft_transport_read_flag,
+    .read_flag = ompi_comm_ft_btl_read_flag,
+    .ended = ompi_comm_ft_witness_ended,
+    .wait_fd = -1,
     .failed = failed,
     .suspected = suspected,
     .declared_dead_self = declared_dead_self,

@@ -12,18 +12,26 @@
  * The protocol itself lives in the C++ core behind btl_ft/btl_ft.h; these files
  * only bind it to Open MPI:
  *
- *   comm_ft_detector.c            lifecycle, configuration, ULFM entry, fencing
+ *   comm_ft_detector.c            lifecycle, configuration, ULFM entry, fencing:
+ *                                 the one file that wires the others together
  *   comm_ft_detector_params.c     MCA variables and their validation
- *   comm_ft_detector_transport.c  BTL side: heartbeat flag, btl_put, AM tag
+ *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
+ *                                 context (the default)
+ *   comm_ft_detector_btl.c        the fallback transport: the application's
+ *                                 BTLs, heartbeat flag, btl_put, AM tag
  *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
  *                                 callback
  *   comm_ft_detector_queues.c     the driver's queues, fed by other threads
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
+ *   comm_ft_detector_log.c        verbose output that is safe on the detector
+ *                                 thread
  *
- * comm_ft_detector.c uses the transport, the driver, the parameters and the
- * witness; they use none of each other, except that the driver keeps its
- * queues in comm_ft_detector_queues.c: the driver gets what it calls in an
- * ops table, the transport its deliver function.
+ * The rule: comm_ft_detector.c calls the others; they call none of each
+ * other, except the driver its queues and anyone the log. What one needs of
+ * another comes in as a function pointer at init: the driver gets what it
+ * calls in an ops table, a transport its deliver and report functions, the
+ * witness its report and watch functions. mpi.shim_calls reads the object
+ * files' undefined symbols and fails on a call the rule forbids.
  *
  * None of this is installed: libmpi's dynamic symbol table lists these
  * functions, as it lists many of Open MPI's internals, but no installed
@@ -62,7 +70,10 @@ typedef struct ompi_comm_ft_detector_params_t {
     bool witness;
     bool watch_node;
     int64_t node_grace_ns;
+    int transport; /* OMPI_COMM_FT_TRANSPORT_* */
 } ompi_comm_ft_detector_params_t;
+
+enum { OMPI_COMM_FT_TRANSPORT_UCX = 0, OMPI_COMM_FT_TRANSPORT_BTL = 1 };
 
 /* comm_ft_detector_params.c */
 int ompi_comm_ft_detector_params_register(void);
@@ -74,29 +85,65 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params);
  * under the name of the variable behind the member it rejects. */
 int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *params,
                                        const btl_ft_config_t *config);
+/* Before the modex, silently: whether the detector will run over its own
+ * UCX transport (an invalid value is reported later, by params_get). */
+bool ompi_comm_ft_detector_params_want_ucx(void);
 
-/* comm_ft_detector_transport.c */
-/* Where the transport hands an arriving detector message; safe from any
- * thread and from within BTL callbacks. */
+/* comm_ft_detector_log.c: opal_output_verbose on ompi_ftmpi_output_handle,
+ * in the same format, but safe on the detector thread while OPAL's locks
+ * are off (opal_output formats into a shared buffer): one write(2) a line. */
+void ompi_comm_ft_log_init(void);
+void ompi_comm_ft_log(int level, const char *format, ...) __opal_attribute_format__(__printf__, 2, 3);
+
+/* What every transport hands on: an arriving detector message, and a peer
+ * the transport found unreachable (enum btl_ft_failure_kind). Safe from any
+ * thread and from within transport callbacks: they only queue. */
 typedef void (*ompi_comm_ft_deliver_fn_t)(uint32_t from, const void *bytes, size_t length);
+typedef void (*ompi_comm_ft_report_fn_t)(uint32_t rank, int kind);
+
+/* comm_ft_detector_ucx.c: the detector's own transport. */
+/* Before the modex: makes the context, its workers and the heartbeat flag,
+ * and publishes their addresses. Nonzero (with a reason) when UCX cannot
+ * start; the detector then takes the BTL path. */
+int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason);
+/* After the modex: reads the peers' addresses. Fails when a peer published
+ * none (its UCX could not start), so that every process of the job falls
+ * back to the BTL path alike. node_of_rank may be NULL (one node). */
+int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
+                          ompi_comm_ft_deliver_fn_t deliver, ompi_comm_ft_report_fn_t report,
+                          size_t *max_message_bytes, const char **reason);
+void ompi_comm_ft_ucx_finalize(void);
+/* The event fd that wakes the detector thread when a message arrives. */
+int ompi_comm_ft_ucx_wait_fd(void);
+/* Core lock held (the workers are used by whoever holds it). */
+void ompi_comm_ft_ucx_progress(void);
+bool ompi_comm_ft_ucx_arm(void);
+uint64_t ompi_comm_ft_ucx_read_flag(void);
+int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t word);
+void ompi_comm_ft_ucx_send(void *context, uint32_t peer, const void *bytes, size_t length);
+void ompi_comm_ft_ucx_observer_handle(void *context, uint32_t observer, const void *handle,
+                                      size_t length);
+
+/* comm_ft_detector_btl.c: the application's BTLs (mpi_ft_detector_transport
+ * btl, or where UCX cannot start). */
 /* The AM tag is registered whenever ULFM is on, even if this process runs no
  * detector: a peer that does may still send to it (dropped until init). */
-int ompi_comm_ft_transport_register_tag(void);
+int ompi_comm_ft_btl_register_tag(void);
 /* Registers the heartbeat flag and packs this process's flag handle. */
-int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
-                                ompi_comm_ft_deliver_fn_t deliver, void *handle,
-                                size_t handle_capacity, size_t *handle_length,
-                                size_t *max_message_bytes);
-void ompi_comm_ft_transport_finalize(void);
+int ompi_comm_ft_btl_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
+                          ompi_comm_ft_deliver_fn_t deliver, void *handle,
+                          size_t handle_capacity, size_t *handle_length,
+                          size_t *max_message_bytes);
+void ompi_comm_ft_btl_finalize(void);
 /* Makes every peer's endpoint now (up to a job size), so that the detector
  * thread never makes one at first contact. */
-void ompi_comm_ft_transport_make_endpoints(void);
-uint64_t ompi_comm_ft_transport_read_flag(void);
+void ompi_comm_ft_btl_make_endpoints(void);
+uint64_t ompi_comm_ft_btl_read_flag(void);
 /* Signatures of the core's callbacks, used directly as such. */
-int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word);
-void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length);
-void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer,
-                                            const void *handle, size_t length);
+int ompi_comm_ft_btl_put_heartbeat(void *context, uint32_t observer, uint64_t word);
+void ompi_comm_ft_btl_send(void *context, uint32_t peer, const void *bytes, size_t length);
+void ompi_comm_ft_btl_observer_handle(void *context, uint32_t observer,
+                                      const void *handle, size_t length);
 
 /* comm_ft_detector_driver.c */
 /* Everything the driver calls besides the core, passed in at init so that
@@ -117,6 +164,18 @@ typedef struct ompi_comm_ft_driver_ops_t {
     void (*report_counters)(const btl_ft_stats_t *stats);
     /* a failure for ULFM, from opal_progress with no lock of ours held */
     void (*tell_ulfm)(uint32_t rank);
+    /* a watched process of this node ended (its pidfd), no lock held */
+    void (*ended)(uint32_t rank);
+    /* The transport's own progress, core lock held; NULL on the BTL path,
+     * whose messages move with opal_progress. */
+    void (*progress)(void);
+    /* Before the thread sleeps, core lock held: false when events are
+     * pending, and progress must run again first. */
+    bool (*arm)(void);
+    int wait_fd; /* readable when armed and a message arrived; -1: none */
+    /* The BTL path: the detector thread itself runs opal_progress while the
+     * application computes, or its messages would not move. */
+    bool thread_progresses_opal;
 } ompi_comm_ft_driver_ops_t;
 
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
@@ -126,6 +185,11 @@ void ompi_comm_ft_driver_finalize(void);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
+/* The same, from inside ops.progress(), which a step follows at once: no
+ * wakeup is posted. */
+void ompi_comm_ft_driver_deliver_in_step(uint32_t from, const void *bytes, size_t length);
+/* Adds a pidfd to the detector thread's wait: ops.ended(rank) when it ends. */
+bool ompi_comm_ft_driver_watch(int pidfd, uint32_t rank);
 void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count);
 /* every rank's enum btl_ft_failure_kind, 0 when not known failed */
 int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count);
@@ -145,15 +209,18 @@ int ompi_comm_ft_queues_init(uint32_t world_size);
 void ompi_comm_ft_queues_close(void);
 void ompi_comm_ft_queues_fini(void);
 void ompi_comm_ft_queues_report(uint32_t rank, int kind);
-void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length);
+/* wake: post the wakeup (false only where a step follows at once) */
+void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length,
+                                    bool wake);
 void ompi_comm_ft_queues_to_ulfm(uint32_t rank);
 bool ompi_comm_ft_queues_pop_report(uint32_t *rank, int *kind);
 ompi_comm_ft_inbox_item_t *ompi_comm_ft_queues_take_inbox(void);
 bool ompi_comm_ft_queues_pop_to_ulfm(uint32_t *rank);
 bool ompi_comm_ft_queues_pending(void);
 int64_t ompi_comm_ft_queues_pending_since(void);
-bool ompi_comm_ft_queues_to_ulfm_pending(void);
 bool ompi_comm_ft_queues_watch(int pidfd, uint32_t rank);
+/* An fd that only ends the wait (a transport's event fd). */
+bool ompi_comm_ft_queues_watch_wakeup(int fd);
 void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
                               void (*ended)(uint32_t rank));
 void ompi_comm_ft_queues_stop_waiting(volatile bool *stop);
@@ -164,7 +231,10 @@ void ompi_comm_ft_queues_stop_waiting(volatile bool *stop);
 int ompi_comm_ft_witness_publish(bool watched);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
 int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
-void ompi_comm_ft_witness_watch_ends(void);
+/* watch(pidfd, rank) adds a pidfd to the detector thread's wait; an end
+ * seen there comes back as ended(rank), and a crash goes to report. */
+void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
+                                     ompi_comm_ft_report_fn_t report);
 void ompi_comm_ft_witness_ended(uint32_t rank);
 void ompi_comm_ft_witness_leaving(void);
 void ompi_comm_ft_witness_finalize(void);

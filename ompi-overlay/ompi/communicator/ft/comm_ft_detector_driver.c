@@ -13,10 +13,13 @@
  * never touch the core: they queue (comm_ft_detector_queues.c) messages from
  * the AM callback and failures learnt by ULFM (PMIx events, BTL errors).
  *
- * Each step: hand queued messages, then queued failures, to the core, read
- * the local heartbeat flag, tick, then sleep until the next deadline. While the
- * application computes outside MPI, the thread also calls opal_progress
- * before each step, so active messages (and tcp's emulated put) still move;
+ * Each step: progress the transport, if it has its own (UCX), hand queued
+ * messages, then queued failures, to the core, read the local heartbeat
+ * flag, tick, then sleep until the next deadline or a message. The
+ * detector's own transport wakes the thread through its event fd and needs
+ * nothing else. On the BTL path, while the application computes outside MPI,
+ * the thread also calls opal_progress before each step, so active messages
+ * (and tcp's emulated put) still move;
  * its sleep is then bounded by half a heartbeat period. That is as often as
  * the protocol needs it: a peer's PROBE is answered within half a period,
  * inside the core's confirmation window (at least one period), and a notice
@@ -30,21 +33,27 @@
  * of milliseconds. Without the thread, the same step runs from an
  * opal_progress callback whenever the application is inside MPI.
  *
- * Rejected: blocking in the BTLs' own event sources (tcp's sockets in the
+ * Rejected, for the BTL path: blocking in the BTLs' own event sources (tcp's sockets in the
  * sync event base, UCX's event fd). The sync event base may be looped by one
  * thread at a time and the application's opal_progress loops it; a thread
  * blocked in it would take the application's tcp progress away from it.
  *
- * The core's conclusions reach ULFM from a progress callback, never from the
- * detector thread: ULFM's failure handling (the agreement's bookkeeping
- * above all) expects to run where the BTL error callbacks run, inside
- * opal_progress, and raced the application's own agreement otherwise.
+ * The core's conclusions reach ULFM from an event on OPAL's sync event base,
+ * as the runtime's failure events do, never from the detector thread:
+ * ULFM's failure handling (the agreement's bookkeeping above all) expects
+ * to run where the BTL error callbacks run, inside opal_progress, and raced
+ * the application's own agreement otherwise. The event is activated only
+ * when there is a failure to hand over, so a healthy job's progress calls
+ * pay nothing for it: over the detector's own transport the detector
+ * registers no progress callback at all. Rejected: a low-priority progress
+ * callback that looks at the queue (every 8th opal_progress call, 1.3 to
+ * 4 instructions of every idle MPI_Test, 2 %).
  *
  * Everything else the driver calls (the transport, the witness, where the
  * core's conclusions go) comes in through an ops table at init: this file
  * calls no other file of the shim.
  *
- * Rejected: calling the core straight from the AM callback or the ULFM hook.
+ * Rejected: calling the core straight from a transport callback or the ULFM hook.
  * Those run with BTL or PML locks held, while the core's callbacks send through
  * the BTL; queueing keeps the core lock outermost and free of lock-order cycles.
  */
@@ -57,6 +66,7 @@
 
 #include "opal/mca/threads/threads.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/util/event.h"
 #include "opal/sys/atomic.h"
 #include "opal/util/output.h"
 
@@ -67,6 +77,11 @@
 /* how late the detector thread may be before an application thread in
  * opal_progress steps the core in its place */
 #define LATE_STEP_NS 1000000LL
+/* the application's progress reads the clock on every this many of its
+ * low-priority callbacks (a power of 2): every 512th opal_progress call,
+ * about 50 us apart in a waiting loop, under LATE_STEP_NS even when each
+ * call yields the CPU */
+#define CLOCK_EVERY_LP_CALLS 64
 
 typedef struct ompi_comm_ft_driver_t {
     ompi_comm_ft_driver_ops_t ops;
@@ -94,6 +109,14 @@ typedef struct ompi_comm_ft_driver_t {
     opal_atomic_int64_t app_progress_ns;
     bool stamp_coarse;
     int64_t half_period_ns;
+    /* app_progress_cb's calls (the BTL path), to read the clock on every
+     * CLOCK_EVERY_LP_CALLS-th (racy across threads, as opal_progress's own
+     * count: a miscount only moves the next reading) */
+    unsigned lp_calls;
+    /* runs in the application's opal_progress when failures wait for ULFM;
+     * to_ulfm_armed: activated and not yet run */
+    opal_event_t to_ulfm_event;
+    opal_atomic_int32_t to_ulfm_armed;
 } ompi_comm_ft_driver_t;
 
 static ompi_comm_ft_driver_t driver = {
@@ -155,12 +178,25 @@ static void find_coarse_resolution(void)
  * The core's sink; runs inside a core call, core lock held.
  */
 
+/* Makes the application's next opal_progress run the event (patch 0033's
+ * way for the runtime's failure events), once until it has run. */
+static void wake_ulfm(void)
+{
+    int32_t idle = 0;
+
+    if (opal_atomic_compare_exchange_strong_32(&driver.to_ulfm_armed, &idle, 1)) {
+        opal_progress_event_users_increment();
+        opal_event_active(&driver.to_ulfm_event, OPAL_EV_READ, 1);
+    }
+}
+
 static void on_failed(void *context, const uint32_t *ranks, size_t count)
 {
     for (size_t i = 0; i < count; ++i) {
         driver.ops.failed(ranks[i], btl_ft_failure_kind(driver.core, ranks[i]));
         ompi_comm_ft_queues_to_ulfm(ranks[i]);
     }
+    wake_ulfm();
 }
 
 /* Fenced at once, even while the core holds the failures back from ULFM
@@ -224,8 +260,9 @@ static void report_core_failure(void)
 
     if (!reported) {
         reported = true;
-        opal_output(0, "btl_ft: the failure detector stopped: %s; this process goes on without it "
-                       "and will be declared failed by the others", btl_ft_failure(driver.core));
+        ompi_comm_ft_log(0, "btl_ft: the failure detector stopped: %s; this process goes on "
+                         "without it and will be declared failed by the others",
+                         btl_ft_failure(driver.core));
     }
     driver.next_deadline_ns = INT64_MAX;
 }
@@ -234,9 +271,13 @@ static void report_core_failure(void)
  * never go back, whichever thread steps. */
 static void step_locked(void)
 {
-    int64_t now = now_ns();
+    int64_t now;
     uint64_t word;
 
+    if (NULL != driver.ops.progress) {
+        driver.ops.progress(); /* its messages join the inbox */
+    }
+    now = now_ns();
     /* Messages first: a peer's LEAVE arrives before the transport error
      * that its exit causes here (a send to it finds the connection closed),
      * and a departed peer must not be reported as failed. */
@@ -269,39 +310,38 @@ static int try_step(void)
     return 1;
 }
 
-static int deliver_to_ulfm_cb(void);
-
-/* With the thread, the one low-priority progress callback (every 8th
- * opal_progress call): hands failures to ULFM, stamps the application's
+/* The BTL path with the thread: the one low-priority progress callback
+ * (every 8th opal_progress call). It stamps the application's
  * progress, and steps the core itself when the detector thread is late by
  * more than LATE_STEP_NS (the machine is loaded and the thread waits for a
  * CPU while the application runs in MPI): whichever thread of the process
  * runs first keeps its heartbeat on time. It runs millions of times a
- * second while the application waits in MPI, so it reads the coarse clock
- * (4 ns here) and the precise one (26 ns) only near a deadline, and
- * needs no thread-local flag (a __tls_get_addr call in a shared library). */
+ * second while the application waits in MPI, so it reads a clock only on
+ * every CLOCK_EVERY_LP_CALLS-th call (on every call the clock cost an
+ * idle MPI_Test 10 instructions, 4 %; on every 8th, 2.3), the coarse one (4 ns here) and the
+ * precise one (26 ns) only near a deadline, and needs no thread-local flag
+ * (a __tls_get_addr call in a shared library). */
 static int app_progress_cb(void)
 {
-    int events = deliver_to_ulfm_cb();
     int64_t coarse;
 
-    if (driver.thread_progressing) {
-        return events;
+    if (driver.thread_progressing || 0 != (++driver.lp_calls & (CLOCK_EVERY_LP_CALLS - 1))) {
+        return 0;
     }
     coarse = 0 < coarse_resolution_ns ? clock_ns(CLOCK_MONOTONIC_COARSE) : 0;
     driver.app_progress_ns = driver.stamp_coarse ? coarse : now_ns();
     if (!passed_since_coarse(coarse, later_by(driver.next_deadline_ns, LATE_STEP_NS))
         && (!ompi_comm_ft_queues_pending()
             || !passed_since_coarse(coarse, later_by(ompi_comm_ft_queues_pending_since(), LATE_STEP_NS)))) {
-        return events;
+        return 0;
     }
-    return events + try_step();
+    return try_step();
 }
 
 static void *driver_thread_main(opal_object_t *object)
 {
     int64_t deadline, now;
-    bool app_quiet;
+    bool app_quiet, armed;
 
     /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
     pthread_setname_np(pthread_self(), "btl_ft");
@@ -310,8 +350,9 @@ static void *driver_thread_main(opal_object_t *object)
          * stopped or starved), what peers sent meanwhile must reach the core
          * before its timers fire, or it would suspect its emitter before
          * learning that it was itself declared dead */
-        app_quiet = now_ns() - driver.app_progress_ns
-                    > driver.half_period_ns + (driver.stamp_coarse ? coarse_resolution_ns : 0);
+        app_quiet = driver.ops.thread_progresses_opal
+                    && now_ns() - driver.app_progress_ns
+                           > driver.half_period_ns + (driver.stamp_coarse ? coarse_resolution_ns : 0);
         if (app_quiet) {
             driver.thread_progressing = true;
             opal_progress();
@@ -320,38 +361,37 @@ static void *driver_thread_main(opal_object_t *object)
 
         pthread_mutex_lock(&driver.core_lock);
         step_locked();
+        /* a message that came after the step's progress: step again */
+        armed = NULL == driver.ops.arm || driver.ops.arm();
         deadline = driver.next_deadline_ns;
         pthread_mutex_unlock(&driver.core_lock);
+        if (!armed) {
+            continue;
+        }
 
         now = now_ns();
         if (app_quiet && deadline > now + driver.half_period_ns) {
             deadline = now + driver.half_period_ns;
         }
-        ompi_comm_ft_queues_wait(deadline, &driver.stopping, ompi_comm_ft_witness_ended);
+        ompi_comm_ft_queues_wait(deadline, &driver.stopping, driver.ops.ended);
     }
     return OPAL_THREAD_CANCELLED;
 }
 
-/* Runs in whichever thread progresses; one rank per pop, so a nested
- * opal_progress inside ULFM's handling finds a consistent queue. A
- * low-priority callback (every 8th opal_progress call): a regular one cost
- * every idle progress call 19 instructions, 8% of an MPI_Test, for a queue
- * that is empty but for a failure. With 16 ranks on 2 cores, where each idle
- * call yields the CPU, a crash reached the last survivor's barrier no later
- * than with a regular callback (8 interleaved runs each, within the noise). */
-static int deliver_to_ulfm_cb(void)
+/* The event: runs in the application's opal_progress (opal_progress_events);
+ * one rank per pop, so a nested opal_progress inside ULFM's handling finds
+ * a consistent queue. Disarmed before the queue is emptied: a failure
+ * queued meanwhile arms it again, or is popped below. */
+static void to_ulfm_event_cb(int fd, short flags, void *context)
 {
     uint32_t rank;
-    int delivered = 0;
 
-    if (!ompi_comm_ft_queues_to_ulfm_pending()) {
-        return 0;
-    }
+    driver.to_ulfm_armed = 0;
+    opal_atomic_mb();
+    opal_progress_event_users_decrement();
     while (ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
         driver.ops.tell_ulfm(rank);
-        ++delivered;
     }
-    return delivered;
 }
 
 static int driver_progress_cb(void)
@@ -374,14 +414,24 @@ void ompi_comm_ft_driver_report(uint32_t rank, int kind)
 
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length)
 {
-    ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_MESSAGE, from, bytes, length);
+    ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_MESSAGE, from, bytes, length, true);
+}
+
+void ompi_comm_ft_driver_deliver_in_step(uint32_t from, const void *bytes, size_t length)
+{
+    ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_MESSAGE, from, bytes, length, false);
+}
+
+bool ompi_comm_ft_driver_watch(int pidfd, uint32_t rank)
+{
+    return ompi_comm_ft_queues_watch(pidfd, rank);
 }
 
 /* Queued like a message, so the core sees it in order with what arrived before. */
 void ompi_comm_ft_driver_shrunk(const uint32_t *members, size_t count)
 {
     ompi_comm_ft_queues_inbox_push(OMPI_COMM_FT_INBOX_SHRUNK, driver.world_size, members,
-                                   count * sizeof(*members));
+                                   count * sizeof(*members), true);
 }
 
 /*
@@ -409,16 +459,20 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
     if (0 != btl_ft_create(config, &callbacks, &driver.core, error, error_length)) {
         return OMPI_ERR_BAD_PARAM;
     }
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_queues_init(config->size))) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_queues_init(config->size))
+        || (0 <= ops->wait_fd && !ompi_comm_ft_queues_watch_wakeup(ops->wait_fd))) {
+        ompi_comm_ft_queues_fini();
         btl_ft_destroy(driver.core);
         driver.core = NULL;
-        return ret;
+        return OMPI_SUCCESS == ret ? OMPI_ERR_OUT_OF_RESOURCE : ret;
     }
     driver.use_thread = use_thread;
     find_coarse_resolution();
     driver.half_period_ns = config->period_ns / 2 > 0 ? config->period_ns / 2 : 1;
     driver.stamp_coarse = 0 < coarse_resolution_ns && 8 * coarse_resolution_ns <= config->period_ns;
     driver.last_flag_word = driver.ops.read_flag();
+    opal_event_set(opal_sync_event_base, &driver.to_ulfm_event, -1, OPAL_EV_READ, to_ulfm_event_cb,
+                   NULL);
     return OMPI_SUCCESS;
 }
 
@@ -440,19 +494,17 @@ int ompi_comm_ft_driver_start(void)
         driver.thread.t_run = driver_thread_main;
         driver.thread.t_arg = NULL;
         driver.app_progress_ns = now_ns();
-        if (OPAL_SUCCESS != (ret = opal_progress_register_lp(app_progress_cb))) {
+        /* only the BTL path needs the application's progress */
+        if (driver.ops.thread_progresses_opal
+            && OPAL_SUCCESS != (ret = opal_progress_register_lp(app_progress_cb))) {
             return ret;
         }
-        if (OPAL_SUCCESS != (ret = opal_thread_start(&driver.thread))) {
+        if (OPAL_SUCCESS != (ret = opal_thread_start(&driver.thread))
+            && driver.ops.thread_progresses_opal) {
             opal_progress_unregister(app_progress_cb);
         }
     } else {
-        if (OPAL_SUCCESS != (ret = opal_progress_register_lp(deliver_to_ulfm_cb))) {
-            return ret;
-        }
-        if (OPAL_SUCCESS != (ret = opal_progress_register(driver_progress_cb))) {
-            opal_progress_unregister(deliver_to_ulfm_cb);
-        }
+        ret = opal_progress_register(driver_progress_cb);
     }
     driver.running = (OPAL_SUCCESS == ret);
     return ret;
@@ -466,10 +518,11 @@ static void stop_driving(void)
         ompi_comm_ft_queues_stop_waiting(&driver.stopping);
         opal_thread_join(&driver.thread, &thread_return);
         OBJ_DESTRUCT(&driver.thread);
-        opal_progress_unregister(app_progress_cb);
+        if (driver.ops.thread_progresses_opal) {
+            opal_progress_unregister(app_progress_cb);
+        }
     } else {
         opal_progress_unregister(driver_progress_cb);
-        opal_progress_unregister(deliver_to_ulfm_cb);
     }
     driver.running = false;
 }
@@ -513,5 +566,10 @@ void ompi_comm_ft_driver_finalize(void)
     driver.core = NULL;
     pthread_mutex_unlock(&driver.core_lock);
 
+    opal_event_del(&driver.to_ulfm_event);
+    if (driver.to_ulfm_armed) { /* activated, never run */
+        driver.to_ulfm_armed = 0;
+        opal_progress_event_users_decrement();
+    }
     ompi_comm_ft_queues_fini();
 }

@@ -59,7 +59,12 @@ typedef struct ompi_comm_ft_detector_vars_t {
     bool witness;
     bool watch_node;
     double node_grace_s;
+    char *transport;
 } ompi_comm_ft_detector_vars_t;
+
+/* mpi_ft_detector_transport's words, in OMPI_COMM_FT_TRANSPORT_* order */
+static const char *const transport_words[] = {"ucx", "btl"};
+#define TRANSPORT_WORDS "ucx|btl"
 
 static ompi_comm_ft_detector_vars_t vars = {
     .enable = true,
@@ -74,6 +79,7 @@ static ompi_comm_ft_detector_vars_t vars = {
     .witness = BTL_FT_DEFAULT_WITNESS,
     .watch_node = true,
     .node_grace_s = BTL_FT_DEFAULT_NODE_GRACE_NS / 1e9,
+    .transport = "ucx",
 };
 
 /* first variable whose value Open MPI itself rejected at registration */
@@ -114,13 +120,15 @@ int ompi_comm_ft_detector_params_register(void)
                       MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_4, &vars.timeout_s);
     register_variable("detector_thread",
                       "Emit heartbeats and run the detector from a library-internal thread, "
-                      "so a computing application cannot starve them (enables thread "
-                      "safety in the transports); if false, the detector runs only when the "
-                      "application calls into MPI",
+                      "so a computing application cannot starve them (over its own UCX "
+                      "transport the application's MPI calls pay nothing for it; over the "
+                      "BTLs it enables thread safety in them); if false, the detector runs "
+                      "only when the application calls into MPI",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.use_thread);
     register_variable("detector_rdma_heartbeat",
-                      "Deposit heartbeats with a BTL RDMA put into the observer's registered "
-                      "flag word; if false, or where a BTL has no put, heartbeats are active "
+                      "Deposit heartbeats into the observer's flag word one-sidedly (a store "
+                      "through shared memory or an RDMA put); if false, or where the transport "
+                      "has no put, heartbeats are active "
                       "messages",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.rdma_heartbeat);
     register_variable("detector_fence",
@@ -166,6 +174,18 @@ int ompi_comm_ft_detector_params_register(void)
                       "keeps the last from being declared failed. The price: a lost or cut "
                       "node is declared this long after the timeout. 0: half the timeout",
                       MCA_BASE_VAR_TYPE_DOUBLE, OPAL_INFO_LVL_5, &vars.node_grace_s);
+    register_variable("detector_transport",
+                      "What carries the detector's heartbeats and messages, one of "
+                      TRANSPORT_WORDS ": ucx = a UCX context of the detector's own (heartbeats "
+                      "stored straight into a node-mate's flag through shared memory, put over "
+                      "the network otherwise; configured by BTL_FT_UCX_* environment variables, "
+                      "which override UCX_*), so that the application's MPI calls pay nothing "
+                      "for the detector thread; btl = the application's BTLs, which makes OPAL's "
+                      "locks real in every MPI call. Where UCX cannot start in some process, "
+                      "every process uses btl, saying so at mpi_ft_verbose 1; without the "
+                      "detector thread (mpi_ft_detector_thread false) btl is used, and costs no "
+                      "locks",
+                      MCA_BASE_VAR_TYPE_STRING, OPAL_INFO_LVL_5, &vars.transport);
     register_variable("detector_seed",
                       "Seed of the observation ring permutation (mpi_ft_detector_ring_order "
                       "shuffle); must be the same in every process",
@@ -253,6 +273,17 @@ static int parse_seconds(const char *name, double value, int64_t *out_ns)
     return check_seconds(name, value, text, out_ns);
 }
 
+static int parse_transport(const char *word, int *out)
+{
+    for (int i = 0; i < (int) (sizeof(transport_words) / sizeof(transport_words[0])); ++i) {
+        if (0 == strcmp(word, transport_words[i])) {
+            *out = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 static int parse_word(const char *name, const char *text, int (*parse)(const char *, int *),
                       const char *words, int *out)
 {
@@ -294,10 +325,22 @@ int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params)
                                              &params->ring_order))
         || OMPI_SUCCESS != (ret = parse_word("mpi_ft_propagator", vars.propagator,
                                              btl_ft_parse_propagator, btl_ft_propagator_words,
-                                             &params->propagator))) {
+                                             &params->propagator))
+        || OMPI_SUCCESS != (ret = parse_word("mpi_ft_detector_transport", vars.transport,
+                                             parse_transport, TRANSPORT_WORDS,
+                                             &params->transport))) {
         return ret;
     }
     return OMPI_SUCCESS;
+}
+
+bool ompi_comm_ft_detector_params_want_ucx(void)
+{
+    int transport;
+
+    return NULL == rejected_variable && vars.enable && vars.use_thread && NULL != vars.transport
+           && 0 == parse_transport(vars.transport, &transport)
+           && OMPI_COMM_FT_TRANSPORT_UCX == transport;
 }
 
 /* The value as the user wrote it, when the environment has it. */

@@ -46,7 +46,9 @@
 #include "ompi/constants.h"
 
 #define NS_PER_S 1000000000LL
-#define WAKE_TOKEN UINT64_MAX /* the eventfd's epoll data; a pidfd's is its rank */
+/* epoll data: a pidfd's is its rank */
+#define WAKE_TOKEN UINT64_MAX            /* the eventfd */
+#define TRANSPORT_TOKEN (UINT64_MAX - 1) /* a transport's event fd */
 
 typedef struct rank_queue_t {
     uint32_t *ranks;
@@ -66,7 +68,6 @@ typedef struct ompi_comm_ft_queues_t {
     ompi_comm_ft_inbox_item_t **inbox_tail;
     rank_queue_t reports;
     rank_queue_t to_ulfm;
-    opal_atomic_int32_t to_ulfm_queued;
 } ompi_comm_ft_queues_t;
 
 static ompi_comm_ft_queues_t queues = {
@@ -205,7 +206,6 @@ void ompi_comm_ft_queues_close(void)
     queues.inbox_tail = &queues.inbox_head;
     queues.reports.count = 0;
     queues.to_ulfm.count = 0;
-    queues.to_ulfm_queued = 0;
     queues.queued = 0;
     pthread_mutex_unlock(&queues.lock);
 }
@@ -230,7 +230,8 @@ void ompi_comm_ft_queues_report(uint32_t rank, int kind)
     pthread_mutex_unlock(&queues.lock);
 }
 
-void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length)
+void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, size_t length,
+                                    bool wake)
 {
     ompi_comm_ft_inbox_item_t *item;
 
@@ -255,15 +256,20 @@ void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, 
     }
     *queues.inbox_tail = item;
     queues.inbox_tail = &item->next;
-    wake_locked();
+    if (wake) {
+        wake_locked();
+    } else if (0 == queues.queued) {
+        queues.queued_at_ns = now_ns();
+        queues.queued = 1;
+    }
     pthread_mutex_unlock(&queues.lock);
 }
 
 void ompi_comm_ft_queues_to_ulfm(uint32_t rank)
 {
     pthread_mutex_lock(&queues.lock);
-    if (queues.accepting && rank_queue_push(&queues.to_ulfm, rank, 1)) {
-        queues.to_ulfm_queued = 1;
+    if (queues.accepting) {
+        (void) rank_queue_push(&queues.to_ulfm, rank, 1);
     }
     pthread_mutex_unlock(&queues.lock);
 }
@@ -301,8 +307,7 @@ bool ompi_comm_ft_queues_pop_to_ulfm(uint32_t *rank)
     pthread_mutex_lock(&queues.lock);
     popped = rank_queue_pop(&queues.to_ulfm, rank, &kind);
     if (!popped) {
-        queues.to_ulfm_queued = 0;
-    }
+        }
     pthread_mutex_unlock(&queues.lock);
     return popped;
 }
@@ -318,11 +323,6 @@ int64_t ompi_comm_ft_queues_pending_since(void)
     return queues.queued_at_ns;
 }
 
-bool ompi_comm_ft_queues_to_ulfm_pending(void)
-{
-    return 0 != queues.to_ulfm_queued;
-}
-
 /* A pidfd whose readiness (its process ended) wakes the waiter, which
  * hands the rank to the wait's callback. Closing the fd unwatches it. */
 bool ompi_comm_ft_queues_watch(int pidfd, uint32_t rank)
@@ -330,6 +330,13 @@ bool ompi_comm_ft_queues_watch(int pidfd, uint32_t rank)
     struct epoll_event event = {.events = EPOLLIN, .data.u64 = rank};
 
     return 0 == epoll_ctl(queues.epoll_fd, EPOLL_CTL_ADD, pidfd, &event);
+}
+
+bool ompi_comm_ft_queues_watch_wakeup(int fd)
+{
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = TRANSPORT_TOKEN};
+
+    return 0 == epoll_ctl(queues.epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
 /* Sleeps until something is queued, *stop is set, a watched process ends
@@ -360,7 +367,7 @@ void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
     for (int i = 0; i < ready; ++i) {
         if (WAKE_TOKEN == events[i].data.u64) {
             (void) !read(queues.wake_fd, &posts, sizeof(posts));
-        } else {
+        } else if (TRANSPORT_TOKEN != events[i].data.u64) {
             ended((uint32_t) events[i].data.u64);
         }
     }

@@ -62,6 +62,7 @@ static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unkno
 static int *pidfds = NULL;         /* by rank; -1: not watched */
 static uint32_t peer_count = 0;
 static char *own_marker = NULL;
+static ompi_comm_ft_report_fn_t report_end = NULL;
 
 /* <job session directory>/btl_ft.<rank>.running, or NULL */
 static char *marker_path(uint32_t rank)
@@ -208,14 +209,14 @@ int ompi_comm_ft_witness_local_state(void *context, uint32_t rank)
     char state = '?';
     int verdict = state_of(rank, &state);
 
-    opal_output_verbose(10, ompi_ftmpi_output_handle, "%s btl_ft: witness: rank %u is in state %c",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank, state);
+    ompi_comm_ft_log(10, "btl_ft: witness: rank %u is in state %c", rank, state);
     return verdict;
 }
 
 /* Watches each process of this node that keeps a marker, through a pidfd
- * in the detector thread's wait (ompi_comm_ft_queues_watch). */
-void ompi_comm_ft_witness_watch_ends(void)
+ * in the detector thread's wait. */
+void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
+                                     ompi_comm_ft_report_fn_t report)
 {
     char state;
     int fd;
@@ -223,6 +224,7 @@ void ompi_comm_ft_witness_watch_ends(void)
     if (NULL == peers || NULL == (pidfds = malloc(peer_count * sizeof(*pidfds)))) {
         return;
     }
+    report_end = report;
     for (uint32_t rank = 0; rank < peer_count; ++rank) {
         pidfds[rank] = -1;
         if (0 == peers[rank].pid || !peers[rank].marked) {
@@ -232,7 +234,7 @@ void ompi_comm_ft_witness_watch_ends(void)
         /* the pidfd holds whatever process has the pid now: it must still
          * be the one published (same start time) once the fd is open */
         if (0 <= fd && BTL_FT_STATE_GONE != state_of(rank, &state)
-            && ompi_comm_ft_queues_watch(fd, rank)) {
+            && watch(fd, rank)) {
             pidfds[rank] = fd;
         } else if (0 <= fd) {
             close(fd);
@@ -254,11 +256,10 @@ void ompi_comm_ft_witness_ended(uint32_t rank)
     marker = marker_path(rank);
     crashed = NULL != marker && 0 == access(marker, F_OK);
     free(marker);
-    opal_output_verbose(crashed ? 1 : 10, ompi_ftmpi_output_handle,
-                        "%s btl_ft: rank %u of this node ended %s", OMPI_NAME_PRINT(OMPI_PROC_MY_NAME),
-                        rank, crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began");
-    if (crashed) {
-        ompi_comm_ft_driver_report(rank, BTL_FT_CRASHED);
+    ompi_comm_ft_log(crashed ? 1 : 10, "btl_ft: rank %u of this node ended %s", rank,
+                     crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began");
+    if (crashed && NULL != report_end) {
+        report_end(rank, BTL_FT_CRASHED);
     }
 }
 
@@ -284,5 +285,6 @@ void ompi_comm_ft_witness_finalize(void)
     free(peers);
     peers = NULL;
     peer_count = 0;
+    report_end = NULL;
     ompi_comm_ft_witness_leaving();
 }

@@ -244,7 +244,7 @@ static mca_bml_base_endpoint_t *endpoint_of(uint32_t rank)
  * ENDPOINTS_AT_INIT_MAX peers they stay lazy, and so does this hazard. */
 #define ENDPOINTS_AT_INIT_MAX 4096
 
-void ompi_comm_ft_transport_make_endpoints(void)
+void ompi_comm_ft_btl_make_endpoints(void)
 {
     if (transport.world_size > ENDPOINTS_AT_INIT_MAX) {
         return;
@@ -384,7 +384,7 @@ static void recv_cb(mca_btl_base_module_t *btl, const mca_btl_base_receive_descr
     deliver(header.from, frame + sizeof(header), length - sizeof(header));
 }
 
-int ompi_comm_ft_transport_register_tag(void)
+int ompi_comm_ft_btl_register_tag(void)
 {
     static bool registered = false;
     int ret;
@@ -398,7 +398,7 @@ int ompi_comm_ft_transport_register_tag(void)
     return ret;
 }
 
-int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
+int ompi_comm_ft_btl_init(uint32_t self, uint32_t size, bool rdma_heartbeat,
                                 ompi_comm_ft_deliver_fn_t deliver, void *handle,
                                 size_t handle_capacity, size_t *handle_length,
                                 size_t *max_message_bytes)
@@ -429,7 +429,7 @@ int ompi_comm_ft_transport_init(uint32_t self, uint32_t size, bool rdma_heartbea
     return OMPI_SUCCESS;
 }
 
-void ompi_comm_ft_transport_finalize(void)
+void ompi_comm_ft_btl_finalize(void)
 {
     opal_output_verbose(5, ompi_ftmpi_output_handle,
                         "%s btl_ft: heartbeats: %" PRIu64 " by %s put (%" PRId64 " completed), %" PRIu64
@@ -455,7 +455,7 @@ void ompi_comm_ft_transport_finalize(void)
     transport.deliver = NULL;
 }
 
-uint64_t ompi_comm_ft_transport_read_flag(void)
+uint64_t ompi_comm_ft_btl_read_flag(void)
 {
     uint64_t word;
     opal_atomic_rmb();
@@ -467,7 +467,7 @@ uint64_t ompi_comm_ft_transport_read_flag(void)
     return word;
 }
 
-void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, const void *handle,
+void ompi_comm_ft_btl_observer_handle(void *context, uint32_t observer, const void *handle,
                                             size_t length)
 {
     transport.target = (ompi_comm_ft_put_target_t){.observer = observer};
@@ -483,7 +483,7 @@ void ompi_comm_ft_transport_observer_handle(void *context, uint32_t observer, co
 
 /* 0: put (or lost to a busy BTL, which costs one period); -1: no put path
  * to this observer, and the core sends the word as a HEARTBEAT message. */
-int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint64_t word)
+int ompi_comm_ft_btl_put_heartbeat(void *context, uint32_t observer, uint64_t word)
 {
     uint64_t *source;
     int ret;
@@ -522,7 +522,7 @@ int ompi_comm_ft_transport_put_heartbeat(void *context, uint32_t observer, uint6
     return -1;
 }
 
-void ompi_comm_ft_transport_send(void *context, uint32_t peer, const void *bytes, size_t length)
+void ompi_comm_ft_btl_send(void *context, uint32_t peer, const void *bytes, size_t length)
 {
     if (length > BTL_FT_MESSAGE_MAX_BYTES) {
         return;

@@ -1,0 +1,58 @@
+"""The shim's files call each other only as comm_ft_detector.h's rule says:
+comm_ft_detector.c wires the others together; they call none of each other,
+except the driver its queues and anyone the log. Read from the undefined
+ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
+call the rule forbids fails here whatever the code looks like."""
+import subprocess
+import sys
+
+import harness
+
+OBJECTS = harness.ROOT / "build" / "openmpi-patched" / "ompi" / "communicator" / "ft" / ".libs"
+ENTRY = "comm_ft_detector"
+# file -> prefixes of the shim's functions it may call (its own are defined, not undefined)
+ALLOWED = {
+    "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
+    "comm_ft_detector_queues": ("ompi_comm_ft_log",),
+    "comm_ft_detector_params": ("ompi_comm_ft_log",),
+    "comm_ft_detector_ucx": ("ompi_comm_ft_log",),
+    "comm_ft_detector_btl": ("ompi_comm_ft_log",),
+    "comm_ft_detector_witness": ("ompi_comm_ft_log",),
+    "comm_ft_detector_log": (),
+}
+
+
+def undefined_shim_calls(obj):
+    out = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True).stdout
+    return sorted({line.split()[-1] for line in out.splitlines()
+                   if line.split() and line.split()[-1].startswith("ompi_comm_ft_")})
+
+
+def object_of(name):
+    found = sorted(OBJECTS.glob(f"*{name}.o"))
+    return found[0] if found else None
+
+
+def main():
+    problems = []
+    for name, allowed in ALLOWED.items():
+        obj = object_of(name)
+        if obj is None:
+            problems.append(f"no object file for {name}.c under {OBJECTS} (build with: make ompi)")
+            continue
+        calls = undefined_shim_calls(obj)
+        forbidden = [c for c in calls if not c.startswith(allowed)]
+        print(f"{name}.c calls {', '.join(calls) or 'no other file'}")
+        if forbidden:
+            problems.append(f"{name}.c calls {', '.join(forbidden)}: only {ENTRY}.c may wire "
+                            f"the files together")
+    entry = object_of(ENTRY)
+    if entry is None or not undefined_shim_calls(entry):
+        problems.append(f"{ENTRY}.c calls no other file of the shim: the symbols were not read")
+    for problem in problems:
+        print("FAIL", problem)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+"""Where the detector's own UCX context cannot start, every process takes
+the BTL path, says so once at mpi_ft_verbose 1, and a crash is survived.
+
+UCX is made to fail by naming a transport it does not have in the
+detector's own configuration (BTL_FT_UCX_TLS), which leaves the
+application's UCX untouched. Checks: every rank printed the fallback line,
+none reported heartbeats over ucx, every rank reported them over the BTLs,
+and scenario.py's checks of the crash hold.
+"""
+import argparse
+import sys
+
+import harness
+import scenario
+
+NP = 4
+VICTIM = 2
+FALLBACK = "the detector's own UCX transport cannot start"
+
+
+def main():
+    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  harness.ROOT / "build" / "tests" / "bin")
+    args = argparse.Namespace(kind="crash", np=NP, deadline_s=20)
+    inject = harness.inject_file()
+    program = [exe, "--victims", VICTIM, "--kind", "crash", "--inject-after-ms", 400,
+               "--inject-file", inject, "--deadline-s", args.deadline_s]
+    mca = {"mpi_ft_verbose": 5, "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2}
+    run = harness.run(harness.mpirun_command(NP, program, mca=mca, extra=["-x", "BTL_FT_UCX_TLS=nosuch"]),
+                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+    problems = scenario.check(args, run, [VICTIM])
+    said = run.output.count(FALLBACK)
+    if said != NP:
+        problems.append(f"{said} of {NP} ranks said they fell back to the BTL path")
+    if "heartbeats over ucx" in run.output:
+        problems.append("a rank reported heartbeats over ucx")
+    over_btl = run.output.count("btl_ft: heartbeats: ")
+    if over_btl != NP - 1:
+        problems.append(f"{over_btl} of {NP - 1} survivors reported heartbeats over the BTLs")
+    return harness.verdict("transport_fallback", run, problems)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
