@@ -15,16 +15,17 @@ only before its observer's flag handle came (B == K; how long that takes
 depends on how far apart the ranks start, which a loaded host stretches).
 
 Over the detector's own UCX context:
-  btl_ft: heartbeats over ucx: S stored into a mapped flag, P by put (C completed, ...),
-  K by active message; W new words read from the local flag; ...
+  btl_ft: heartbeats over ucx: S stored into a mapped flag, P sent to the heartbeat
+  worker (C completed, ...), K by active message; R received on the heartbeat worker;
+  W new words read from the local flag; ...
 On one host every observer is a node-mate: every heartbeat must be stored
-into its mapped flag (no call into UCX), none put, none a message. With
+into its mapped flag (no call into UCX), none sent, none a message. With
 --nodes N (emulated nodes, tests/netns) each rank's observer is on another
-node (ring order `node`): its heartbeats must go by put and complete, and
-none as a message: the flag's rkey came with the modex, so there is no
-"before the handle".
+node (ring order `node`): its heartbeats must go to the observer's
+heartbeat worker and complete, none as a message of the core: the
+addresses came with the modex, so there is no "before the handle".
 
-With --am (mpi_ft_detector_rdma_heartbeat false) no store or put may happen.
+With --am (mpi_ft_detector_rdma_heartbeat false) no store or send may happen.
 """
 import argparse
 import re
@@ -32,9 +33,10 @@ import sys
 
 import harness
 
-UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) by put "
-                        r"\((\d+) completed, \d+ skipped while puts were in flight\), (\d+) by active "
-                        r"message; (\d+) new words read")
+UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) sent to "
+                        r"the heartbeat worker \((\d+) completed, \d+ skipped while words were in "
+                        r"flight\), (\d+) by active message; \d+ received on the heartbeat worker; "
+                        r"(\d+) new words read")
 REPORT = re.compile(r"btl_ft: heartbeats: (\d+) by (\S+) put \((\d+) completed\), (\d+) by active "
                     r"message \((\d+) before the observer's flag handle came\); (\d+) new words read")
 NP = 4
@@ -65,7 +67,7 @@ def ucx_problems(args, output):
     if len(reports) != NP:
         problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
     for stored, put, completed, messages, words in reports:
-        print(f"  stored {stored}, put {put} (completed {completed}), as messages {messages}, "
+        print(f"  stored {stored}, sent to the heartbeat worker {put} (completed {completed}), as messages {messages}, "
               f"flag words read {words}")
         if args.am:
             if stored or put or messages == 0:
@@ -74,10 +76,12 @@ def ucx_problems(args, output):
             problems.append(f"{messages} heartbeats went as messages where a one-sided path exists")
         elif args.nodes == 1 and (stored == 0 or put):
             problems.append(f"on one host expected every heartbeat stored into the observer's mapped "
-                            f"flag, got {stored} stored and {put} put")
-        elif args.nodes > 1 and (put == 0 or completed == 0 or stored):
-            problems.append(f"across nodes expected heartbeats by put, got {put} put ({completed} "
-                            f"completed) and {stored} stored")
+                            f"flag, got {stored} stored and {put} sent")
+        elif args.nodes > 1 and (put == 0 or completed == 0):
+            # (a store is allowed: a rank whose observer left in MPI_Finalize
+            # may end up observed by a node-mate)
+            problems.append(f"across nodes expected heartbeats sent to the heartbeat worker, got "
+                            f"{put} sent ({completed} completed)")
         if not args.am and words == 0:
             problems.append("a rank read no new word from its own flag")
     return problems

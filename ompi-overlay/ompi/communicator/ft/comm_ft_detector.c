@@ -174,8 +174,7 @@ static bool start_ucx(ompi_comm_ft_driver_ops_t *ops, size_t *max_message_bytes)
     if (module.ucx_published
         && OMPI_SUCCESS == ompi_comm_ft_ucx_init(module.params.rdma_heartbeat, module.nodes,
                                                  ompi_comm_ft_driver_deliver_in_step,
-                                                 ompi_comm_ft_driver_report, max_message_bytes,
-                                                 &reason)) {
+                                                 max_message_bytes, &reason)) {
         ops->put_heartbeat = ompi_comm_ft_ucx_put_heartbeat;
         ops->send = ompi_comm_ft_ucx_send;
         ops->observer_handle = ompi_comm_ft_ucx_observer_handle;
@@ -353,7 +352,9 @@ int ompi_comm_failure_detector_start(void)
     }
     free(module.nodes); /* the core and the transport keep their own copies */
     module.nodes = NULL;
-    if (!module.over_ucx) {
+    if (module.over_ucx) {
+        ompi_comm_ft_ucx_connect();
+    } else {
         ompi_comm_ft_btl_make_endpoints();
     }
     return ompi_comm_ft_driver_start();

@@ -17,6 +17,7 @@
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
  *                                 context (the default)
+ *   comm_ft_detector_flag.c       its heartbeat flag, a word node-mates map
  *   comm_ft_detector_btl.c        the fallback transport: the application's
  *                                 BTLs, heartbeat flag, btl_put, AM tag
  *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
@@ -27,7 +28,8 @@
  *                                 thread
  *
  * The rule: comm_ft_detector.c calls the others; they call none of each
- * other, except the driver its queues and anyone the log. What one needs of
+ * other, except the driver its queues, the UCX transport its flag, and
+ * anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
  * calls in an ops table, a transport its deliver and report functions, the
  * witness its report and watch functions. mpi.shim_calls reads the object
@@ -95,9 +97,9 @@ bool ompi_comm_ft_detector_params_want_ucx(void);
 void ompi_comm_ft_log_init(void);
 void ompi_comm_ft_log(int level, const char *format, ...) __opal_attribute_format__(__printf__, 2, 3);
 
-/* What every transport hands on: an arriving detector message, and a peer
- * the transport found unreachable (enum btl_ft_failure_kind). Safe from any
- * thread and from within transport callbacks: they only queue. */
+/* Where an arriving detector message goes, and a failure learnt outside
+ * the core (enum btl_ft_failure_kind). Safe from any thread and from
+ * within transport callbacks: they only queue. */
 typedef void (*ompi_comm_ft_deliver_fn_t)(uint32_t from, const void *bytes, size_t length);
 typedef void (*ompi_comm_ft_report_fn_t)(uint32_t rank, int kind);
 
@@ -110,8 +112,11 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason);
  * none (its UCX could not start), so that every process of the job falls
  * back to the BTL path alike. node_of_rank may be NULL (one node). */
 int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
-                          ompi_comm_ft_deliver_fn_t deliver, ompi_comm_ft_report_fn_t report,
-                          size_t *max_message_bytes, const char **reason);
+                          ompi_comm_ft_deliver_fn_t deliver, size_t *max_message_bytes,
+                          const char **reason);
+/* After MPI_Init's barrier, on the application's thread: makes and wires up
+ * the endpoints to every process of another node (jobs of up to 4096). */
+void ompi_comm_ft_ucx_connect(void);
 void ompi_comm_ft_ucx_finalize(void);
 /* The event fd that wakes the detector thread when a message arrives. */
 int ompi_comm_ft_ucx_wait_fd(void);
@@ -123,6 +128,14 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
 void ompi_comm_ft_ucx_send(void *context, uint32_t peer, const void *bytes, size_t length);
 void ompi_comm_ft_ucx_observer_handle(void *context, uint32_t observer, const void *handle,
                                       size_t length);
+
+/* comm_ft_detector_flag.c: the UCX transport's heartbeat flag, in a file of
+ * the job's session directory. create() maps this process's (NULL when it
+ * cannot be made), map() a node-mate's (NULL when it has none). */
+volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self);
+volatile uint64_t *ompi_comm_ft_flag_map(uint32_t rank);
+void ompi_comm_ft_flag_unmap(volatile uint64_t *flag);
+void ompi_comm_ft_flag_remove(uint32_t self, volatile uint64_t *flag);
 
 /* comm_ft_detector_btl.c: the application's BTLs (mpi_ft_detector_transport
  * btl, or where UCX cannot start). */

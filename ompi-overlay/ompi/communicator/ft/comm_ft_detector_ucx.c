@@ -19,31 +19,52 @@
  * never armed: what arrives on it is drained in the wakeups the thread
  * takes anyway, at least once a period, so heartbeats wake nobody.
  *
- * The heartbeat flag is allocated by ucp_mem_map, in UCX's shared memory
- * where it has some. An emitter on the observer's node maps the observer's
- * flag (ucp_rkey_ptr) and stores each heartbeat word with a plain atomic
- * store: no call into UCX on either side. Across nodes the word goes by
- * ucp_put_nbx (RDMA where the fabric has it, UCX's tcp otherwise). Where
- * neither is possible, the core sends the word as a HEARTBEAT message.
+ * The heartbeat flag is a word in a file of the job's session directory
+ * (comm_ft_detector_flag.c). An emitter on the observer's node maps the
+ * observer's flag and stores each heartbeat word with a plain atomic
+ * store: no call into UCX on either side. Across nodes the word is an
+ * eager active message to the observer's heartbeat worker, whose handler
+ * stores it into the flag: one way, nothing answers it. Where neither is
+ * possible, the core sends the word as a HEARTBEAT message.
+ *
+ * Rejected: ucp_put_nbx across nodes. UCX 1.13's tcp has no put; UCP
+ * emulates it with an active message that the target answers, and when
+ * the emitter had died the answer failed inside UCX, which aborted the
+ * observer ("ucp_put_handler ... Fatal: unexpected error: Endpoint
+ * timeout", netns.crash_2nodes). Which transport carries a put is not
+ * something UCX 1.13 lets a caller ask, so a native RDMA put (InfiniBand,
+ * RoCE) is not used either.
  *
  * Peers on other nodes (by the runtime's node ids) are reached through
  * their network-only addresses, so that UCX never uses shared memory
- * between emulated nodes of one host, and their endpoints use UCX's peer
- * error handling: an error is reported to the core as unreachable.
- * Node-mates are watched by the node watch instead.
+ * between emulated nodes of one host. Their endpoints are made, and
+ * wired up, at MPI_Init, while every peer is healthy
+ * (ompi_comm_ft_ucx_connect): UCX 1.13 aborts a process whose endpoint
+ * fails while it is still being wired up (ucp_request_send_state_ff's
+ * assertion, removed in UCX 1.14; netns.kill_ranks_5nodes), and a notice
+ * after a node loss reaches peers never talked to. They use UCX's peer
+ * error handling, without which UCX aborts on a dead peer. An error is
+ * counted, and the endpoint is no longer used, but it is no evidence for
+ * the core: a peer that finished MPI_Finalize and closed its context
+ * looks the same, and the connection to a live peer that was being set
+ * up failed that way too (netns.crash_notice_2nodes: a live process was
+ * declared failed). Failures are found by the heartbeats, the node watch
+ * and the runtime.
  *
- * Every process publishes its worker addresses and the flag's rkey before
+ * Every process publishes its worker addresses before
  * MPI_Init's modex (patch 0040), so a peer's address is a local lookup.
  * They are read at init for jobs of up to ADDRESSES_AT_INIT_MAX processes,
  * beyond that at first contact. Endpoints are made at first contact, from
  * those bytes: no runtime call, nothing that waits.
  *
  * The workers are used by whichever thread holds the core lock: the
- * detector thread, or an application thread stepping in its place.
+ * detector thread, or an application thread stepping in its place. UCX's
+ * tcp connects without blocking here (CONN_NB), so making an endpoint
+ * under that lock never waits for a peer.
  *
- * Rejected: one worker for both. A put arriving over tcp needs the target
- * worker's progress; on an armed worker each heartbeat from another node
- * would wake its observer once more per period.
+ * Rejected: one worker for both. A heartbeat from another node needs the
+ * target worker's progress; on the armed worker each one would wake its
+ * observer once more per period.
  */
 
 #include "ompi_config.h"
@@ -64,25 +85,30 @@
 /* BTL_FT_UCX_TLS and the like configure this context; UCX_* still apply */
 #define UCX_CONFIG_PREFIX "BTL_FT"
 #define MODEX_KEY "btl_ft.ucx"
-#define BLOB_VERSION 1
-#define AM_ID 0
+#define BLOB_VERSION 2
+#define AM_ID 0           /* the core's messages, on the message worker */
+#define HEARTBEAT_AM_ID 1 /* heartbeat words, on the heartbeat worker */
+#define HELLO_AM_ID 2     /* wires an endpoint up at MPI_Init; ignored */
+/* how long MPI_Init waits for the endpoints to other nodes to be wired up */
+#define CONNECT_NS 5000000000LL
 #define FRAME_KIND_MESSAGE 0
-#define PUT_SOURCE_SLOTS 16
-/* puts still in flight when the next heartbeat is due: beyond this the
- * observer is not taking them, and one more would only queue */
-#define PUTS_IN_FLIGHT_MAX 4
+#define WORD_SOURCE_SLOTS 16
+/* heartbeat words still in flight when the next one is due: beyond this
+ * the observer is not taking them, and one more would only queue */
+#define WORDS_IN_FLIGHT_MAX 4
 #define ADDRESSES_AT_INIT_MAX 4096
-/* how long finalize waits for its LEAVE messages to go */
+/* how long finalize waits for its LEAVE messages to go, and for any one
+ * send to complete: a send to a stopped peer never does */
 #define FINALIZE_FLUSH_NS 200000000LL
+#define FINALIZE_STALL_NS 20000000LL
 #define NS_PER_S 1000000000LL
 
-enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PART_RKEY, PARTS };
+enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PARTS };
 
 /* What each process publishes, followed by its parts in order. */
 typedef struct blob_header_t {
     uint32_t version;
     uint32_t lengths[PARTS];
-    uint64_t flag_address;
 } blob_header_t;
 
 /* Prefix of every detector message, as on the BTL path. */
@@ -97,7 +123,6 @@ typedef struct peer_t {
     size_t blob_length;
     ucp_ep_h am_ep;
     ucp_ep_h hb_ep;
-    ucp_rkey_h rkey;
     volatile uint64_t *mapped_flag; /* its flag, mapped into this process */
     bool heartbeat_path_known;
     bool unreachable; /* a peer error: nothing more is sent */
@@ -105,10 +130,11 @@ typedef struct peer_t {
 
 typedef struct ucx_counters_t {
     uint64_t heartbeats_stored; /* into a mapped flag */
-    uint64_t heartbeats_put;
-    uint64_t heartbeats_put_completed;
+    uint64_t heartbeats_sent;   /* to the observer's heartbeat worker */
+    uint64_t heartbeats_sent_completed;
     uint64_t heartbeats_as_messages;
-    uint64_t heartbeats_skipped; /* puts still in flight */
+    uint64_t heartbeats_skipped; /* sends still in flight */
+    uint64_t heartbeats_received; /* on this heartbeat worker */
     uint64_t messages_sent;
     uint64_t messages_dropped;
     uint64_t messages_received;
@@ -121,8 +147,9 @@ typedef struct ucx_transport_t {
     ucp_context_h context;
     ucp_worker_h am_worker;
     ucp_worker_h hb_worker;
-    ucp_mem_h flag_memory;
     volatile uint64_t *flag;
+    bool flag_in_file; /* else own_flag_word: node-mates cannot map it */
+    uint64_t own_flag_word;
     unsigned char *own_blob;
     size_t own_blob_length;
     int wait_fd;
@@ -133,12 +160,12 @@ typedef struct ucx_transport_t {
     uint32_t *node_of_rank; /* NULL: one node */
     peer_t *peers;
     ompi_comm_ft_deliver_fn_t deliver;
-    ompi_comm_ft_report_fn_t report;
     size_t max_message_bytes;
+    int hellos_in_flight;
 
-    uint64_t put_source[PUT_SOURCE_SLOTS];
-    unsigned put_source_next;
-    int puts_in_flight;
+    uint64_t word_source[WORD_SOURCE_SLOTS];
+    unsigned word_source_next;
+    int words_in_flight;
     int sends_in_flight;
     uint64_t last_flag_word;
     ucx_counters_t counters;
@@ -162,7 +189,7 @@ static ucs_status_t create_context(void)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED
                       | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_NAME,
-        .features = UCP_FEATURE_RMA | UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
+        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
         .mt_workers_shared = 0,
         .estimated_num_eps = 2,
         .name = "btl_ft",
@@ -171,6 +198,14 @@ static ucs_status_t create_context(void)
     ucs_status_t status;
 
     if (UCS_OK != (status = ucp_config_read(UCX_CONFIG_PREFIX, NULL, &config))) {
+        return status;
+    }
+    /* UCX 1.13's tcp connects blocking by default: an endpoint made to a
+     * peer across a cut link held the detector thread in connect(2) for
+     * minutes (netns.cut_2nodes: the survivors' MPI_Finalize never
+     * returned). Never blocking is this context's first requirement. */
+    if (UCS_OK != (status = ucp_config_modify(config, "CONN_NB", "y"))) {
+        ucp_config_release(config);
         return status;
     }
     status = ucp_init(&params, config, &ucx.context);
@@ -193,26 +228,16 @@ static ucs_status_t create_worker(ucp_worker_h *worker, bool wakes)
     return ucp_worker_create(ucx.context, &params, worker);
 }
 
-static ucs_status_t map_flag(void)
+/* The flag node-mates map; a word of our own if the file cannot be made
+ * (node-mates then send their heartbeats to the heartbeat worker). */
+static void make_flag(void)
 {
-    ucp_mem_map_params_t params = {
-        .field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH
-                      | UCP_MEM_MAP_PARAM_FIELD_FLAGS,
-        .address = NULL,
-        .length = sizeof(uint64_t),
-        /* UCX allocates it, in shared memory where it can: node-mates map it */
-        .flags = UCP_MEM_MAP_ALLOCATE,
-    };
-    ucp_mem_attr_t attr = {.field_mask = UCP_MEM_ATTR_FIELD_ADDRESS};
-    ucs_status_t status;
-
-    if (UCS_OK != (status = ucp_mem_map(ucx.context, &params, &ucx.flag_memory))
-        || UCS_OK != (status = ucp_mem_query(ucx.flag_memory, &attr))) {
-        return status;
+    ucx.flag = ompi_comm_ft_flag_create(ucx.self);
+    ucx.flag_in_file = NULL != ucx.flag;
+    if (!ucx.flag_in_file) {
+        ucx.flag = &ucx.own_flag_word;
     }
-    ucx.flag = attr.address;
     *ucx.flag = 0;
-    return UCS_OK;
 }
 
 /* A worker's address, all of it or its network part only; release with
@@ -236,15 +261,14 @@ static ucs_status_t pack_blob(void)
 {
     void *parts[PARTS] = {NULL};
     size_t lengths[PARTS] = {0}, total = sizeof(blob_header_t);
-    blob_header_t header = {.version = BLOB_VERSION, .flag_address = (uint64_t) (uintptr_t) ucx.flag};
+    blob_header_t header = {.version = BLOB_VERSION};
     ucs_status_t status;
     unsigned char *at;
 
     if (UCS_OK != (status = worker_address(ucx.am_worker, false, (ucp_address_t **) &parts[PART_AM_FULL], &lengths[PART_AM_FULL]))
         || UCS_OK != (status = worker_address(ucx.am_worker, true, (ucp_address_t **) &parts[PART_AM_NET], &lengths[PART_AM_NET]))
         || UCS_OK != (status = worker_address(ucx.hb_worker, false, (ucp_address_t **) &parts[PART_HB_FULL], &lengths[PART_HB_FULL]))
-        || UCS_OK != (status = worker_address(ucx.hb_worker, true, (ucp_address_t **) &parts[PART_HB_NET], &lengths[PART_HB_NET]))
-        || UCS_OK != (status = ucp_rkey_pack(ucx.context, ucx.flag_memory, &parts[PART_RKEY], &lengths[PART_RKEY]))) {
+        || UCS_OK != (status = worker_address(ucx.hb_worker, true, (ucp_address_t **) &parts[PART_HB_NET], &lengths[PART_HB_NET]))) {
         goto out;
     }
     for (int i = 0; i < PARTS; ++i) {
@@ -263,20 +287,18 @@ static ucs_status_t pack_blob(void)
     }
     ucx.own_blob_length = total;
 out:
-    ucp_worker_release_address(ucx.am_worker, parts[PART_AM_FULL]);
-    ucp_worker_release_address(ucx.am_worker, parts[PART_AM_NET]);
-    ucp_worker_release_address(ucx.hb_worker, parts[PART_HB_FULL]);
-    ucp_worker_release_address(ucx.hb_worker, parts[PART_HB_NET]);
-    if (NULL != parts[PART_RKEY]) {
-        ucp_rkey_buffer_release(parts[PART_RKEY]);
+    for (int i = 0; i < PARTS; ++i) {
+        if (NULL != parts[i]) {
+            ucp_worker_release_address(i < PART_HB_FULL ? ucx.am_worker : ucx.hb_worker, parts[i]);
+        }
     }
     return status;
 }
 
 static void destroy_context(void)
 {
-    if (NULL != ucx.flag_memory) {
-        ucp_mem_unmap(ucx.context, ucx.flag_memory);
+    if (ucx.flag_in_file) {
+        ompi_comm_ft_flag_remove(ucx.self, ucx.flag);
     }
     if (NULL != ucx.hb_worker) {
         ucp_worker_destroy(ucx.hb_worker);
@@ -298,8 +320,9 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason)
 
     ucx.self = self;
     ucx.size = size;
+    make_flag();
     if (UCS_OK != (status = create_context()) || UCS_OK != (status = create_worker(&ucx.am_worker, true))
-        || UCS_OK != (status = create_worker(&ucx.hb_worker, false)) || UCS_OK != (status = map_flag())
+        || UCS_OK != (status = create_worker(&ucx.hb_worker, false))
         || UCS_OK != (status = ucp_worker_get_efd(ucx.am_worker, &ucx.wait_fd))
         || UCS_OK != (status = pack_blob())) {
         *reason = ucs_status_string(status);
@@ -389,7 +412,6 @@ static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
     }
     ucx.peers[rank].unreachable = true;
     ompi_comm_ft_log(2, "btl_ft: ucx: rank %u unreachable: %s", rank, ucs_status_string(status));
-    ucx.report(rank, BTL_FT_UNREACHABLE);
 }
 
 /* Node-mates by shared memory, everyone else by network only, with UCX's
@@ -436,68 +458,64 @@ static void close_endpoint(ucp_worker_h worker, ucp_ep_h ep)
     }
 }
 
-/* How heartbeats reach this observer: its flag mapped here, or a put. */
+/* How heartbeats reach this observer: its flag mapped here, or a message
+ * to its heartbeat worker. */
 static void find_heartbeat_path(uint32_t observer)
 {
     peer_t *peer = &ucx.peers[observer];
-    blob_header_t header;
-    size_t length;
-    const void *rkey;
-    void *mapped = NULL;
 
     peer->heartbeat_path_known = true;
+    if (same_node(observer) && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(observer))) {
+        ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by store into its mapped flag",
+                         observer);
+        return;
+    }
     if (NULL == (peer->hb_ep = make_endpoint(ucx.hb_worker, observer, PART_HB_FULL, PART_HB_NET))) {
         return;
     }
-    memcpy(&header, peer->blob, sizeof(header));
-    rkey = blob_part(peer, PART_RKEY, &length);
-    if (UCS_OK != ucp_ep_rkey_unpack(peer->hb_ep, rkey, &peer->rkey)) {
-        peer->rkey = NULL;
-        return;
-    }
-    if (same_node(observer) && UCS_OK == ucp_rkey_ptr(peer->rkey, header.flag_address, &mapped)) {
-        peer->mapped_flag = mapped;
-    }
-    ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by %s", observer,
-                     NULL != peer->mapped_flag ? "store into its mapped flag" : "put");
+    ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by message to its heartbeat worker",
+                     observer);
 }
 
 /*
  * The core's transport callbacks, core lock held.
  */
 
-static void put_done(void *request, ucs_status_t status, void *user_data)
+static void word_sent(void *request, ucs_status_t status, void *user_data)
 {
-    --ucx.puts_in_flight;
+    --ucx.words_in_flight;
     if (UCS_OK == status) {
-        ++ucx.counters.heartbeats_put_completed;
+        ++ucx.counters.heartbeats_sent_completed;
     }
     ucp_request_free(request);
 }
 
-static int put_word(peer_t *peer, uint64_t word)
+/* The word lives in a slot until its send completes; a slot is reused
+ * WORD_SOURCE_SLOTS heartbeats later, and at most WORDS_IN_FLIGHT_MAX wait. */
+static int send_word(peer_t *peer, uint64_t word)
 {
-    uint64_t *source = &ucx.put_source[ucx.put_source_next++ % PUT_SOURCE_SLOTS];
-    blob_header_t header;
-    ucp_request_param_t param = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK, .cb.send = put_done};
+    uint64_t *source = &ucx.word_source[ucx.word_source_next++ % WORD_SOURCE_SLOTS];
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = word_sent,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
     void *request;
 
-    if (ucx.puts_in_flight >= PUTS_IN_FLIGHT_MAX) {
+    if (ucx.words_in_flight >= WORDS_IN_FLIGHT_MAX) {
         ++ucx.counters.heartbeats_skipped;
         return 0; /* the core counts the gap */
     }
-    memcpy(&header, peer->blob, sizeof(header));
     *source = word;
-    request = ucp_put_nbx(peer->hb_ep, source, sizeof(*source), header.flag_address, peer->rkey,
-                          &param);
+    request = ucp_am_send_nbx(peer->hb_ep, HEARTBEAT_AM_ID, NULL, 0, source, sizeof(*source), &param);
     if (UCS_PTR_IS_ERR(request)) {
         return -1;
     }
-    ++ucx.counters.heartbeats_put;
+    ++ucx.counters.heartbeats_sent;
     if (NULL == request) {
-        ++ucx.counters.heartbeats_put_completed;
+        ++ucx.counters.heartbeats_sent_completed;
     } else {
-        ++ucx.puts_in_flight;
+        ++ucx.words_in_flight;
     }
     return 0;
 }
@@ -519,7 +537,7 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
         ++ucx.counters.heartbeats_stored;
         return 0;
     }
-    if (NULL != peer->rkey && !peer->unreachable && 0 == put_word(peer, word)) {
+    if (NULL != peer->hb_ep && !peer->unreachable && 0 == send_word(peer, word)) {
         return 0;
     }
     ++ucx.counters.heartbeats_as_messages;
@@ -607,6 +625,23 @@ static ucs_status_t on_message(void *arg, const void *header_bytes, size_t heade
     return UCS_OK;
 }
 
+/* A heartbeat word from an emitter on another node, on the heartbeat
+ * worker: into the flag, as a node-mate's store would put it. */
+static ucs_status_t on_heartbeat(void *arg, const void *header, size_t header_length, void *data,
+                                 size_t length, const ucp_am_recv_param_t *param)
+{
+    uint64_t word;
+
+    if (sizeof(word) != length || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+        ++ucx.counters.frames_malformed;
+        return UCS_OK;
+    }
+    memcpy(&word, data, sizeof(word));
+    __atomic_store_n(ucx.flag, word, __ATOMIC_RELEASE);
+    ++ucx.counters.heartbeats_received;
+    return UCS_OK;
+}
+
 void ompi_comm_ft_ucx_progress(void)
 {
     /* messages first: a LEAVE before the error its sender's exit causes */
@@ -641,18 +676,74 @@ uint64_t ompi_comm_ft_ucx_read_flag(void)
  * Lifecycle after the modex.
  */
 
-static int set_message_handler(void)
+static ucs_status_t on_hello(void *arg, const void *header, size_t header_length, void *data,
+                             size_t length, const ucp_am_recv_param_t *param)
+{
+    return UCS_OK;
+}
+
+static void hello_sent(void *request, ucs_status_t status, void *user_data)
+{
+    --ucx.hellos_in_flight;
+    ucp_request_free(request);
+}
+
+static void say_hello(ucp_ep_h ep)
+{
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_FLAGS,
+        .cb.send = hello_sent,
+        .flags = UCP_AM_SEND_FLAG_EAGER,
+    };
+    void *request;
+
+    if (NULL == ep) {
+        return;
+    }
+    request = ucp_am_send_nbx(ep, HELLO_AM_ID, NULL, 0, NULL, 0, &param);
+    if (UCS_PTR_IS_PTR(request)) {
+        ++ucx.hellos_in_flight;
+    }
+}
+
+void ompi_comm_ft_ucx_connect(void)
+{
+    int64_t deadline = now_ns() + CONNECT_NS;
+    uint32_t remote = 0;
+
+    if (NULL == ucx.peers || ucx.size > ADDRESSES_AT_INIT_MAX) {
+        return;
+    }
+    for (uint32_t rank = 0; rank < ucx.size; ++rank) {
+        peer_t *peer = &ucx.peers[rank];
+        if (rank == ucx.self || same_node(rank)) {
+            continue;
+        }
+        ++remote;
+        peer->am_ep = make_endpoint(ucx.am_worker, rank, PART_AM_FULL, PART_AM_NET);
+        find_heartbeat_path(rank);
+        say_hello(peer->am_ep);
+        say_hello(peer->hb_ep);
+    }
+    /* every process does the same now, and answers while it waits */
+    while (0 < ucx.hellos_in_flight && now_ns() < deadline) {
+        ompi_comm_ft_ucx_progress();
+    }
+    ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes of other nodes made, %d not wired up "
+                     "in time", remote, ucx.hellos_in_flight);
+}
+
+static int set_handler(ucp_worker_h worker, unsigned id, ucp_am_recv_callback_t callback)
 {
     ucp_am_handler_param_t params = {
         .field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB
                       | UCP_AM_HANDLER_PARAM_FIELD_FLAGS,
-        .id = AM_ID,
-        .cb = on_message,
+        .id = id,
+        .cb = callback,
         .flags = UCP_AM_FLAG_WHOLE_MSG,
     };
 
-    return UCS_OK == ucp_worker_set_am_recv_handler(ucx.am_worker, &params) ? OMPI_SUCCESS
-                                                                           : OMPI_ERROR;
+    return UCS_OK == ucp_worker_set_am_recv_handler(worker, &params) ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 /* Every peer must have published: a process whose UCX could not start
@@ -683,8 +774,8 @@ static void free_peers(void)
 }
 
 int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
-                          ompi_comm_ft_deliver_fn_t deliver, ompi_comm_ft_report_fn_t report,
-                          size_t *max_message_bytes, const char **reason)
+                          ompi_comm_ft_deliver_fn_t deliver, size_t *max_message_bytes,
+                          const char **reason)
 {
     if (NULL == ucx.context) {
         *reason = "it did not start";
@@ -692,7 +783,6 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
     }
     ucx.rdma_heartbeat = rdma_heartbeat;
     ucx.deliver = deliver;
-    ucx.report = report;
     ucx.max_message_bytes = BTL_FT_MESSAGE_MAX_BYTES;
     ucx.peers = calloc(ucx.size, sizeof(*ucx.peers));
     if (NULL != node_of_rank && NULL != (ucx.node_of_rank = malloc(ucx.size * sizeof(uint32_t)))) {
@@ -702,7 +792,10 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
         *reason = "out of memory";
     } else if (!read_every_blob()) {
         *reason = "a peer published no address";
-    } else if (OMPI_SUCCESS != set_message_handler()) {
+    } else if (OMPI_SUCCESS != set_handler(ucx.am_worker, AM_ID, on_message)
+               || OMPI_SUCCESS != set_handler(ucx.hb_worker, HEARTBEAT_AM_ID, on_heartbeat)
+               || OMPI_SUCCESS != set_handler(ucx.am_worker, HELLO_AM_ID, on_hello)
+               || OMPI_SUCCESS != set_handler(ucx.hb_worker, HELLO_AM_ID, on_hello)) {
         *reason = "no active-message handler";
     } else {
         *max_message_bytes = ucx.max_message_bytes;
@@ -717,10 +810,16 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
  * must not hold this process in MPI_Finalize. */
 static void flush_sends(void)
 {
-    int64_t deadline = now_ns() + FINALIZE_FLUSH_NS;
+    int64_t now = now_ns(), deadline = now + FINALIZE_FLUSH_NS, moved = now;
+    int in_flight = ucx.sends_in_flight;
 
-    while (0 < ucx.sends_in_flight && now_ns() < deadline) {
+    while (0 < ucx.sends_in_flight && now < deadline && now - moved < FINALIZE_STALL_NS) {
         ompi_comm_ft_ucx_progress();
+        now = now_ns();
+        if (ucx.sends_in_flight != in_flight) {
+            in_flight = ucx.sends_in_flight;
+            moved = now;
+        }
     }
 }
 
@@ -729,12 +828,15 @@ static void report_counters(void)
     const ucx_counters_t *c = &ucx.counters;
 
     ompi_comm_ft_log(5, "btl_ft: heartbeats over ucx: %" PRIu64 " stored into a mapped flag, %" PRIu64
-                     " by put (%" PRIu64 " completed, %" PRIu64 " skipped while puts were in flight), %" PRIu64
-                     " by active message; %" PRIu64 " new words read from the local flag; messages: %" PRIu64
+                     " sent to the heartbeat worker (%" PRIu64 " completed, %" PRIu64
+                     " skipped while words were in flight), %" PRIu64 " by active message; %" PRIu64
+                     " received on the heartbeat worker; %" PRIu64
+                     " new words read from the local flag; messages: %" PRIu64
                      " sent, %" PRIu64 " received, %" PRIu64 " dropped, %" PRIu64 " malformed; %" PRIu64
                      " peer errors",
-                     c->heartbeats_stored, c->heartbeats_put, c->heartbeats_put_completed,
-                     c->heartbeats_skipped, c->heartbeats_as_messages, c->flag_words_seen,
+                     c->heartbeats_stored, c->heartbeats_sent, c->heartbeats_sent_completed,
+                     c->heartbeats_skipped, c->heartbeats_as_messages, c->heartbeats_received,
+                     c->flag_words_seen,
                      c->messages_sent, c->messages_received, c->messages_dropped, c->frames_malformed,
                      c->peer_errors);
 }
@@ -749,9 +851,7 @@ void ompi_comm_ft_ucx_finalize(void)
         report_counters();
         for (uint32_t rank = 0; rank < ucx.size; ++rank) {
             peer_t *peer = &ucx.peers[rank];
-            if (NULL != peer->rkey) {
-                ucp_rkey_destroy(peer->rkey);
-            }
+            ompi_comm_ft_flag_unmap(peer->mapped_flag);
             close_endpoint(ucx.hb_worker, peer->hb_ep);
             close_endpoint(ucx.am_worker, peer->am_ep);
         }

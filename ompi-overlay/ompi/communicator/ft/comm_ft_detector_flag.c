@@ -1,0 +1,112 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The heartbeat flag of the detector's own transport: a word in a small
+ * file of the job's session directory, <dir>/btl_ft.<rank>.flag, mapped
+ * shared by its owner, which reads it, and by the node-mates that emit to
+ * it, which store each heartbeat word into it. A heartbeat between
+ * node-mates is then one store, with no call and no wakeup on either side.
+ * Every file operation is local and never waits for a peer: mapping the
+ * flag of a process that has died maps a file nobody reads.
+ *
+ * Rejected: a flag allocated by UCX (ucp_mem_map) and mapped through its
+ * rkey (ucp_rkey_ptr). UCX 1.13 crashed the emitter in
+ * ucp_ep_rkey_unpack's error path when the new observer's shared memory
+ * was already gone (uct_rkey_release, mpi.finalize_race_tcp_np16), and a
+ * flag mapped at MPI_Init for every node-mate instead would attach every
+ * node-mate's segment in every process.
+ */
+
+#include "ompi_config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "opal/util/proc.h"
+
+#include "ompi/communicator/ft/comm_ft_detector.h"
+
+/* one cache line: the word and nothing that shares its line */
+#define FLAG_BYTES 64
+
+/* <job session directory>/btl_ft.<rank>.flag, or NULL */
+static char *flag_path(uint32_t rank)
+{
+    char *path = NULL;
+
+    if (NULL == opal_process_info.job_session_dir
+        || 0 > asprintf(&path, "%s/btl_ft.%u.flag", opal_process_info.job_session_dir, rank)) {
+        return NULL;
+    }
+    return path;
+}
+
+static volatile uint64_t *map_file(int fd)
+{
+    void *map = mmap(NULL, FLAG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+    close(fd);
+    return MAP_FAILED == map ? NULL : map;
+}
+
+volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self)
+{
+    char *path = flag_path(self);
+    int fd = NULL == path ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+    free(path);
+    if (0 > fd) {
+        return NULL;
+    }
+    if (0 != ftruncate(fd, FLAG_BYTES)) {
+        close(fd);
+        return NULL;
+    }
+    return map_file(fd);
+}
+
+volatile uint64_t *ompi_comm_ft_flag_map(uint32_t rank)
+{
+    char *path = flag_path(rank);
+    int fd = NULL == path ? -1 : open(path, O_RDWR | O_CLOEXEC);
+    struct stat info;
+
+    free(path);
+    if (0 > fd) {
+        return NULL;
+    }
+    if (0 != fstat(fd, &info) || FLAG_BYTES > info.st_size) {
+        close(fd);
+        return NULL; /* not yet sized by its owner */
+    }
+    return map_file(fd);
+}
+
+void ompi_comm_ft_flag_unmap(volatile uint64_t *flag)
+{
+    if (NULL != flag) {
+        (void) munmap((void *) flag, FLAG_BYTES);
+    }
+}
+
+void ompi_comm_ft_flag_remove(uint32_t self, volatile uint64_t *flag)
+{
+    char *path = flag_path(self);
+
+    ompi_comm_ft_flag_unmap(flag);
+    if (NULL != path) {
+        (void) unlink(path);
+    }
+    free(path);
+}
