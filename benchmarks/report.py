@@ -219,6 +219,21 @@ def idle_cost_section():
               "costs on this machine.")
 
 
+def footprint_section():
+    rows = summary.footprint_rows(common.read_jsonl("footprint"))
+    if not rows:
+        return "_not run_"
+    out = [[r["ranks"], r["label"], r["test"], r["reps"], f"{r['median']:g} {r['unit']}", f"{r['max']:g}",
+            "" if r["added"] is None else f"{r['added']:+g} (max {r['added_max']:+g})"] for r in rows]
+    return (table(["ranks", "configuration", "measure", "runs", "median over ranks", "largest rank",
+                   "added to detector off (median over runs)"], out)
+            + "\n\nbenchmarks/footprint/footprint.c: each rank reads its resident set (VmRSS), open "
+              "descriptors and threads from /proc/self after MPI_Init and 1 s of waiting; rank 0 reports "
+              "the median and the largest over the ranks. One host, the detector at its defaults; `ucx` "
+              "is its own transport, `btl` the application's BTLs. Configurations interleaved per "
+              "repetition.")
+
+
 def accuracy_section():
     rows = summary.accuracy_rows(common.read_jsonl("accuracy"))
     if not rows:
@@ -404,6 +419,7 @@ def main():
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
         ("Idle cost: a computing application", idle_cost_section()),
+        ("Memory, descriptors and threads per process (footprint)", footprint_section()),
         ("Accuracy under oversubscription", accuracy_section()),
         ("False failures across nodes and under load", false_failures_section()),
         ("Rare failures, repeated", repeat_section()),

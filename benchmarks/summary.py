@@ -77,6 +77,23 @@ def overhead_rows(records):
     return rows
 
 
+def footprint_rows(records):
+    """Per (ranks, label, test): the median over repetitions of the ranks'
+    median, and of its difference to the detector-off run of the same size
+    in the same repetition (with the largest difference)."""
+    off = {(r["ranks"], r["test"], r["rep"]): r["median"] for r in records if r["label"] == "detector off"}
+    by_key = _group(records, lambda r: (r["ranks"], r["label"], r["test"]))
+    rows = []
+    for (ranks, label, test), runs in sorted(by_key.items()):
+        added = [r["median"] - off[(ranks, test, r["rep"])] for r in runs if (ranks, test, r["rep"]) in off]
+        rows.append({"ranks": ranks, "label": label, "test": test, "unit": runs[0]["unit"],
+                     "reps": len(runs), "median": median([r["median"] for r in runs]),
+                     "max": max(r["max"] for r in runs),
+                     "added": median(added) if added and label != "detector off" else None,
+                     "added_max": max(added) if added and label != "detector off" else None})
+    return rows
+
+
 IDLE_TESTS = ("compute_rate", "thread_wakeups", "app_preemptions", "thread_cpu", "app_wait", "rate_per_cpu")
 
 

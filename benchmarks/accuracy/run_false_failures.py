@@ -57,6 +57,8 @@ def parse(argv):
     p.add_argument("--quick", action="store_true", help="1 run per setup, delta 50 ms only, stock's "
                                                         "detector on the loaded host only")
     p.add_argument("--runs", type=int, default=None)
+    p.add_argument("--delta", type=float, action="append", default=None,
+                   help="scan only this delta in seconds (repeatable), e.g. 0.05")
     p.add_argument("--config", action="append", choices=CONFIGS,
                    help="measure only this configuration (repeatable)")
     p.add_argument("--setup", action="append", choices=[s.name for s in SETUPS],
@@ -180,7 +182,7 @@ def main(argv):
     options = parse(argv)
     # quick: every setup once, at the largest delta
     runs = options.runs or (1 if options.quick else 50)
-    deltas = QUICK_DELTAS if options.quick else DELTAS
+    deltas = options.delta or (QUICK_DELTAS if options.quick else DELTAS)
     # (per-rank deadline, mpirun's slack) across nodes: a clean run takes 2 s;
     # stock's detector, after a false failure, leaves mpirun to its bound
     bounds = (5, 10) if options.quick else (20, 30)

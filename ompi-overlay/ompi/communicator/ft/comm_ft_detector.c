@@ -70,6 +70,9 @@ typedef struct ompi_comm_ft_detector_module_t {
     uint32_t self;
     /* kept from init to start, where the witnesses learn their node's pids */
     uint32_t *nodes;
+    /* by rank: ULFM already knew it failed (set on the application's
+     * threads, read by the detector thread, which touches no ompi_proc_t) */
+    uint8_t *known_failed;
 } ompi_comm_ft_detector_module_t;
 
 static ompi_comm_ft_detector_module_t module;
@@ -325,7 +328,12 @@ int ompi_comm_failure_detector_init(void)
     }
     module.world_size = size;
     module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
+    if (NULL == (module.known_failed = calloc(size, sizeof(*module.known_failed)))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
     if (OMPI_SUCCESS != (ret = create_core())) {
+        free(module.known_failed);
+        module.known_failed = NULL;
         return ret;
     }
     module.active = true;
@@ -372,6 +380,8 @@ int ompi_comm_failure_detector_finalize(void)
     ompi_comm_ft_witness_finalize();
     free(module.nodes);
     module.nodes = NULL;
+    free(module.known_failed);
+    module.known_failed = NULL;
     return OMPI_SUCCESS;
 }
 
@@ -384,6 +394,7 @@ static void report(const struct ompi_proc_t *proc, int kind)
         opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: rank %u reported %s",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), name->vpid,
                             BTL_FT_CRASHED == kind ? "ended by the runtime" : "failed by ULFM");
+        __atomic_store_n(&module.known_failed[name->vpid], 1, __ATOMIC_RELEASE);
         ompi_comm_ft_driver_report(name->vpid, kind);
     }
 }
@@ -514,12 +525,17 @@ static void failed(uint32_t rank, int kind)
 }
 
 /* This process observed `rank` fail (the core named it in `suspected`;
- * never a crash, which needs no fence). */
+ * never a crash, which needs no fence). Not fenced when ULFM already knew
+ * it failed (the runtime, or another observer, saw to it): a kill sent to
+ * the daemon of a lost node made PRRTE end the whole job (patch 0041). */
 static void suspected(uint32_t rank)
 {
+    bool fencing = module.params.fence && rank < module.world_size && rank != module.self
+                   && !__atomic_load_n(&module.known_failed[rank], __ATOMIC_ACQUIRE);
+
     ompi_comm_ft_log(1, "btl_ft: rank %u failed as seen from here%s", rank,
-                     module.params.fence ? ", fencing it" : "");
-    if (module.params.fence && rank < module.world_size && rank != module.self) {
+                     fencing ? ", fencing it" : "");
+    if (fencing) {
         fence(rank);
     }
 }
