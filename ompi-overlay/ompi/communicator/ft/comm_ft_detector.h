@@ -49,8 +49,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "btl_ft/btl_ft.h"
+#include "opal/util/proc.h"
 
 BEGIN_C_DECLS
 
@@ -128,6 +130,20 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
 void ompi_comm_ft_ucx_send(void *context, uint32_t peer, const void *bytes, size_t length);
 void ompi_comm_ft_ucx_observer_handle(void *context, uint32_t observer, const void *handle,
                                       size_t length);
+
+/* <job session directory>/btl_ft.<rank>.<suffix> (malloc'd), or NULL: the
+ * files node-mates share (the witness's marker, the UCX transport's flag).
+ * Inline, so that no file of the shim calls another for it. */
+static inline char *ompi_comm_ft_session_file(uint32_t rank, const char *suffix)
+{
+    char *path = NULL;
+
+    if (NULL == opal_process_info.job_session_dir
+        || 0 > asprintf(&path, "%s/btl_ft.%u.%s", opal_process_info.job_session_dir, rank, suffix)) {
+        return NULL;
+    }
+    return path;
+}
 
 /* comm_ft_detector_flag.c: the UCX transport's heartbeat flag, in a file of
  * the job's session directory. create() maps this process's (NULL when it

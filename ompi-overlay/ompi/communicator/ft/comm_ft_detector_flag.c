@@ -33,23 +33,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "opal/util/proc.h"
-
 #include "ompi/communicator/ft/comm_ft_detector.h"
 
 /* one cache line: the word and nothing that shares its line */
 #define FLAG_BYTES 64
 
-/* <job session directory>/btl_ft.<rank>.flag, or NULL */
 static char *flag_path(uint32_t rank)
 {
-    char *path = NULL;
-
-    if (NULL == opal_process_info.job_session_dir
-        || 0 > asprintf(&path, "%s/btl_ft.%u.flag", opal_process_info.job_session_dir, rank)) {
-        return NULL;
-    }
-    return path;
+    return ompi_comm_ft_session_file(rank, "flag");
 }
 
 static volatile uint64_t *map_file(int fd)

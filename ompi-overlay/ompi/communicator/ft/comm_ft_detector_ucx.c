@@ -184,6 +184,38 @@ static int64_t now_ns(void)
  * Publishing (before the modex).
  */
 
+/* What this context changes of UCX's defaults; UCX applies the transport
+ * settings (the keys without a UCP meaning) to every transport that has
+ * them. */
+static ucs_status_t configure(ucp_config_t *config)
+{
+    static const struct {
+        const char *key;
+        const char *value;
+    } settings[] = {
+        /* UCX 1.13's tcp connects blocking by default: an endpoint made to
+         * a peer across a cut link held the detector thread in connect(2)
+         * for minutes (netns.cut_2nodes: MPI_Finalize never returned) */
+        {"CONN_NB", "y"},
+        /* the detector sends a few small messages: shared memory's default
+         * receive pool (512 buffers of 8 KiB, per worker) was 4 MiB of
+         * each process's resident memory */
+        {"MM_FIFO_SIZE", "16"},
+        {"MM_RX_BUFS_GROW", "16"},
+    };
+    ucs_status_t status = UCS_OK;
+
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]) && UCS_OK == status; ++i) {
+        status = ucp_config_modify(config, settings[i].key, settings[i].value);
+    }
+    /* one shared-memory transport is enough for a node-mate's messages (its
+     * heartbeats need none), unless the user chose the transports */
+    if (UCS_OK == status && NULL == getenv(UCX_CONFIG_PREFIX "_UCX_TLS") && NULL == getenv("UCX_TLS")) {
+        status = ucp_config_modify(config, "TLS", "^posix,cma,self");
+    }
+    return status;
+}
+
 static ucs_status_t create_context(void)
 {
     ucp_params_t params = {
@@ -200,11 +232,7 @@ static ucs_status_t create_context(void)
     if (UCS_OK != (status = ucp_config_read(UCX_CONFIG_PREFIX, NULL, &config))) {
         return status;
     }
-    /* UCX 1.13's tcp connects blocking by default: an endpoint made to a
-     * peer across a cut link held the detector thread in connect(2) for
-     * minutes (netns.cut_2nodes: the survivors' MPI_Finalize never
-     * returned). Never blocking is this context's first requirement. */
-    if (UCS_OK != (status = ucp_config_modify(config, "CONN_NB", "y"))) {
+    if (UCS_OK != (status = configure(config))) {
         ucp_config_release(config);
         return status;
     }

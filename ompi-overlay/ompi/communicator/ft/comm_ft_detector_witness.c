@@ -64,16 +64,9 @@ static uint32_t peer_count = 0;
 static char *own_marker = NULL;
 static ompi_comm_ft_report_fn_t report_end = NULL;
 
-/* <job session directory>/btl_ft.<rank>.running, or NULL */
 static char *marker_path(uint32_t rank)
 {
-    char *path = NULL;
-
-    if (NULL == opal_process_info.job_session_dir
-        || 0 > asprintf(&path, "%s/btl_ft.%u.running", opal_process_info.job_session_dir, rank)) {
-        return NULL;
-    }
-    return path;
+    return ompi_comm_ft_session_file(rank, "running");
 }
 
 static bool create_marker(void)
