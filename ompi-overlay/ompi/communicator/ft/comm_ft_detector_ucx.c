@@ -120,7 +120,6 @@ typedef struct frame_header_t {
 
 typedef struct peer_t {
     unsigned char *blob; /* NULL: not read */
-    size_t blob_length;
     ucp_ep_h am_ep;
     ucp_ep_h hb_ep;
     volatile uint64_t *mapped_flag; /* its flag, mapped into this process */
@@ -150,8 +149,6 @@ typedef struct ucx_transport_t {
     volatile uint64_t *flag;
     bool flag_in_file; /* else own_flag_word: node-mates cannot map it */
     uint64_t own_flag_word;
-    unsigned char *own_blob;
-    size_t own_blob_length;
     int wait_fd;
 
     uint32_t self;
@@ -279,45 +276,47 @@ static ucs_status_t worker_address(ucp_worker_h worker, bool network_only, ucp_a
     };
     ucs_status_t status = ucp_worker_query(worker, &attr);
 
-    *address = attr.address;
-    *length = attr.address_length;
+    *address = UCS_OK == status ? attr.address : NULL;
+    *length = UCS_OK == status ? attr.address_length : 0;
     return status;
 }
 
-/* The header and the parts, in one allocation. */
-static ucs_status_t pack_blob(void)
+/* The worker whose address a part of the blob is. */
+static ucp_worker_h worker_of(int part)
+{
+    return part < PART_HB_FULL ? ucx.am_worker : ucx.hb_worker;
+}
+
+/* The header and the parts, in one allocation (free it). */
+static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
 {
     void *parts[PARTS] = {NULL};
     size_t lengths[PARTS] = {0}, total = sizeof(blob_header_t);
     blob_header_t header = {.version = BLOB_VERSION};
-    ucs_status_t status;
+    ucs_status_t status = UCS_OK;
     unsigned char *at;
 
-    if (UCS_OK != (status = worker_address(ucx.am_worker, false, (ucp_address_t **) &parts[PART_AM_FULL], &lengths[PART_AM_FULL]))
-        || UCS_OK != (status = worker_address(ucx.am_worker, true, (ucp_address_t **) &parts[PART_AM_NET], &lengths[PART_AM_NET]))
-        || UCS_OK != (status = worker_address(ucx.hb_worker, false, (ucp_address_t **) &parts[PART_HB_FULL], &lengths[PART_HB_FULL]))
-        || UCS_OK != (status = worker_address(ucx.hb_worker, true, (ucp_address_t **) &parts[PART_HB_NET], &lengths[PART_HB_NET]))) {
-        goto out;
-    }
-    for (int i = 0; i < PARTS; ++i) {
+    for (int i = 0; i < PARTS && UCS_OK == status; ++i) {
+        status = worker_address(worker_of(i), PART_AM_NET == i || PART_HB_NET == i,
+                                (ucp_address_t **) &parts[i], &lengths[i]);
         header.lengths[i] = (uint32_t) lengths[i];
         total += lengths[i];
     }
-    if (NULL == (ucx.own_blob = malloc(total))) {
+    if (UCS_OK == status && NULL == (*blob = malloc(total))) {
         status = UCS_ERR_NO_MEMORY;
-        goto out;
     }
-    memcpy(ucx.own_blob, &header, sizeof(header));
-    at = ucx.own_blob + sizeof(header);
-    for (int i = 0; i < PARTS; ++i) {
-        memcpy(at, parts[i], lengths[i]);
-        at += lengths[i];
+    if (UCS_OK == status) {
+        memcpy(*blob, &header, sizeof(header));
+        at = *blob + sizeof(header);
+        for (int i = 0; i < PARTS; ++i) {
+            memcpy(at, parts[i], lengths[i]);
+            at += lengths[i];
+        }
+        *blob_length = total;
     }
-    ucx.own_blob_length = total;
-out:
     for (int i = 0; i < PARTS; ++i) {
         if (NULL != parts[i]) {
-            ucp_worker_release_address(i < PART_HB_FULL ? ucx.am_worker : ucx.hb_worker, parts[i]);
+            ucp_worker_release_address(worker_of(i), parts[i]);
         }
     }
     return status;
@@ -337,12 +336,13 @@ static void destroy_context(void)
     if (NULL != ucx.context) {
         ucp_cleanup(ucx.context);
     }
-    free(ucx.own_blob);
     ucx = (ucx_transport_t){.wait_fd = -1};
 }
 
 int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason)
 {
+    unsigned char *blob = NULL;
+    size_t blob_length = 0;
     ucs_status_t status;
     int rc;
 
@@ -352,12 +352,13 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason)
     if (UCS_OK != (status = create_context()) || UCS_OK != (status = create_worker(&ucx.am_worker, true))
         || UCS_OK != (status = create_worker(&ucx.hb_worker, false))
         || UCS_OK != (status = ucp_worker_get_efd(ucx.am_worker, &ucx.wait_fd))
-        || UCS_OK != (status = pack_blob())) {
+        || UCS_OK != (status = pack_blob(&blob, &blob_length))) {
         *reason = ucs_status_string(status);
         destroy_context();
         return OMPI_ERROR;
     }
-    OPAL_MODEX_SEND_STRING(rc, PMIX_GLOBAL, MODEX_KEY, ucx.own_blob, ucx.own_blob_length);
+    OPAL_MODEX_SEND_STRING(rc, PMIX_GLOBAL, MODEX_KEY, blob, blob_length);
+    free(blob); /* the runtime keeps its copy */
     if (PMIX_SUCCESS == rc) {
         rc = PMIx_Commit(); /* the components' data went before: ours must join it */
     }
@@ -426,7 +427,6 @@ static bool read_blob(uint32_t rank)
         return false;
     }
     peer->blob = blob;
-    peer->blob_length = length;
     return true;
 }
 
