@@ -89,8 +89,8 @@ struct sim_config {
     // process (crash, node-loss; never a hang or a cut) ended, this long
     // after; -1: it never does.
     time_ns runtime_confirms_ns = -1;
-    // The processes of a crashed process's own node see it end (a pidfd
-    // each, mpi_ft_detector_watch_node) this long after; -1: they do not.
+    // A crashed process's watcher, the node-mate before it (one pidfd,
+    // mpi_ft_detector_watch_node), sees it end this long after; -1: never.
     time_ns node_watch_ns = -1;
     failure_law law = failure_law::forced;
     std::uint32_t failures = 1;  // forced count, or cap for exponential

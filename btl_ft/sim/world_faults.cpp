@@ -128,9 +128,25 @@ void world::on_runtime_confirm(const event& item) {
     report_crash_to(item.node, false);
 }
 
-// Every running process of the victim's node sees it end (its pidfd).
+// The victim's watcher sees it end (its pidfd): the node-mate before it,
+// by rank around the node, past those that ended (each watcher takes over
+// the watch of the one it saw end). A hung watcher sees nothing.
 void world::on_node_watch(const event& item) {
-    report_crash_to(item.node, true);
+    const rank_t victim = item.node;
+    const rank_t first = config_.node_of(victim) * config_.per_node;
+    const rank_t mates = std::min<rank_t>(config_.per_node, config_.nodes - first);
+    for (rank_t step = 1; step < mates; ++step) {
+        const rank_t process = first + (victim - first + mates - step) % mates;
+        if (mode_[process] == mode::crashed) {
+            continue;
+        }
+        if (runs(process)) {
+            current_ = process;
+            detectors_[process].report_failure(now_, victim, failure_kind::crashed);
+            after_input(process);
+        }
+        return;
+    }
 }
 
 void world::report_crash_to(rank_t victim, bool same_node) {

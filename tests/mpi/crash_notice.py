@@ -3,8 +3,10 @@ itself, each survivor's next MPI_Barrier fails with MPIX_ERR_PROC_FAILED,
 the agreement that follows names exactly that rank, and the detector's
 verbose line calls it crashed (the runtime or its node saw it end), never
 hung, and names no other rank. On one host every survivor saw the end
-itself (mpi_ft_detector_watch_node: "rank V of this node ended outside
-MPI_Finalize"), unless the test runs with the watch off.
+its watcher saw the end itself (mpi_ft_detector_watch_node: "rank V of
+this node ended outside MPI_Finalize"): the rank before it, and no other,
+since each process watches only the next of its node. Unless the test
+runs with the watch off.
 
 With --stop-daemon the runtime's daemon is stopped across the crash, so
 that the runtime cannot report it: the node watch alone tells the
@@ -77,8 +79,9 @@ def check(run, np, nodes, watches_node=True):
     if nodes == 1 and (victim, "crashed") not in kinds:
         problems.append(f"no survivor called rank {victim} crashed (saw {sorted(kinds) or 'nothing'})")
     watched = {int(rank) for rank, victim_rank in NODE_SAW_END.findall(run.output) if int(victim_rank) == victim}
-    if nodes == 1 and watches_node and watched != {r["rank"] for r in survivors}:
-        problems.append(f"survivors that saw rank {victim} end on their node: {sorted(watched)}")
+    if nodes == 1 and watches_node and watched != {victim - 1}:
+        problems.append(f"survivors that saw rank {victim} end on their node: {sorted(watched)}, "
+                        f"not its watcher {victim - 1} alone")
     if any(kind == "hung" for _, kind in kinds):
         problems.append(f"a crash was called a hang: {sorted(kinds)}")
     return problems + pvar_problems(survivors, victim, nodes)

@@ -293,5 +293,21 @@ TEST(FaultProperty, ACrashItsNodeSeesEndReachesEveryoneWithinAFewHops) {
     }
 }
 
+// Each process watches only the node-mate after it; when that one ends,
+// its watcher takes over the next. Neighbours that crash together, watcher
+// and watched, are all still seen end by the node watch: no timeout.
+TEST(FaultProperty, NeighboursCrashingTogetherAreAllSeenByTheNodeWatch) {
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        sim_config config = lowlat_nodes(16, 8, fault_kind::crash, 3);
+        config.where = placement::consecutive_ranks;
+        config.node_watch_ns = 2'000'000;
+        config.tau_ns = 100'000;
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.suspicions, 0u) << details(result);
+        EXPECT_LE(result.all_known_ns, config.node_watch_ns + 2 * 7 * config.tau_ns) << details(result);
+    }
+}
+
 }  // namespace
 }  // namespace btl_ft::sim

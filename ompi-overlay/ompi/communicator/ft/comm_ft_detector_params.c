@@ -158,12 +158,13 @@ int ompi_comm_ft_detector_params_register(void)
                       "process's own answer to a probe counts",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.witness);
     register_variable("detector_watch_node",
-                      "Watch the other processes of this node through the kernel (a Linux "
-                      "pidfd each, in the detector thread's wait, so nothing polls): when one "
-                      "ends without having entered MPI_Finalize, every process of its node "
-                      "knows at once that it crashed and starts the failure notice, without "
-                      "waiting for the runtime's report. Needs the detector thread "
-                      "(mpi_ft_detector_thread) and Linux; elsewhere it is off",
+                      "Watch the next process of this node, by rank, through the kernel (one "
+                      "Linux pidfd, in the detector thread's wait, so nothing polls; when it "
+                      "ends, the watch passes to the one after it): when it ends without "
+                      "having entered MPI_Finalize, its watcher knows at once that it crashed "
+                      "and starts the failure notice, without waiting for the runtime's "
+                      "report. Needs the detector thread (mpi_ft_detector_thread) and Linux; "
+                      "elsewhere it is off",
                       MCA_BASE_VAR_TYPE_BOOL, OPAL_INFO_LVL_5, &vars.watch_node);
     register_variable("detector_node_grace",
                       "How long, in seconds after the timeout, a silent process of another "

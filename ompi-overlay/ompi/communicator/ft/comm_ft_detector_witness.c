@@ -11,7 +11,7 @@
  * This node's processes, as the kernel sees them: which pid each rank of
  * this node has, what /proc says of it when an observer asks (the host's
  * side of a witness; the protocol is the core's, detector_witness.cpp),
- * and, with mpi_ft_detector_watch_node, its end (a pidfd each).
+ * and, with mpi_ft_detector_watch_node, the end of the next one.
  *
  * At MPI_Init every process publishes, with node-local scope, its pid, its
  * start time (field 22 of /proc/self/stat: a reused pid has another) and
@@ -27,6 +27,16 @@
  * for it once the pidfd says the process ended. Removing a file cannot fail
  * for want of space, and a marker that cannot be read proves nothing, so a
  * doubt never makes a crash out of a clean exit.
+ *
+ * Each process watches one node-mate, the next by rank around the node,
+ * through one pidfd. When that one ends, its watcher takes over the next,
+ * and so on past any that ended too (a pidfd opened after the end still
+ * tells it, and the marker says how it ended), so every end is seen as
+ * long as one process of the node runs. Rejected: a pidfd for every
+ * node-mate, as before: every process of the node learnt at once, but a
+ * process held one descriptor per node-mate (63 at 64 per node), and the
+ * first to learn starts the notice that tells the others within a few
+ * hops anyway.
  */
 
 #include "ompi_config.h"
@@ -59,8 +69,11 @@ typedef struct {
 } process_id_t;
 
 static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
-static int *pidfds = NULL;         /* by rank; -1: not watched */
 static uint32_t peer_count = 0;
+static uint32_t own_rank = 0;
+static int watched_fd = -1;
+static uint32_t watched_rank = 0;
+static bool (*watch_in_wait)(int pidfd, uint32_t rank) = NULL;
 static char *own_marker = NULL;
 static ompi_comm_ft_report_fn_t report_end = NULL;
 
@@ -159,6 +172,7 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
         return;
     }
     peer_count = size;
+    own_rank = self;
     for (uint32_t rank = 0; rank < size; ++rank) {
         if (rank == self || node_of_rank[rank] != node_of_rank[self]) {
             continue;
@@ -206,54 +220,82 @@ int ompi_comm_ft_witness_local_state(void *context, uint32_t rank)
     return verdict;
 }
 
-/* Watches each process of this node that keeps a marker, through a pidfd
- * in the detector thread's wait. */
-void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
-                                     ompi_comm_ft_report_fn_t report)
+/* The node-mate after rank, by rank around the node, that keeps a marker;
+ * own_rank once round. */
+static uint32_t next_watchable(uint32_t rank)
 {
-    char state;
-    int fd;
-
-    if (NULL == peers || NULL == (pidfds = malloc(peer_count * sizeof(*pidfds)))) {
-        return;
-    }
-    report_end = report;
-    for (uint32_t rank = 0; rank < peer_count; ++rank) {
-        pidfds[rank] = -1;
-        if (0 == peers[rank].pid || !peers[rank].marked) {
-            continue;
-        }
-        fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].pid, 0);
-        /* the pidfd holds whatever process has the pid now: it must still
-         * be the one published (same start time) once the fd is open */
-        if (0 <= fd && BTL_FT_STATE_GONE != state_of(rank, &state)
-            && watch(fd, rank)) {
-            pidfds[rank] = fd;
-        } else if (0 <= fd) {
-            close(fd);
-        }
-    }
+    do {
+        rank = (rank + 1) % peer_count;
+    } while (rank != own_rank && (0 == peers[rank].pid || !peers[rank].marked));
+    return rank;
 }
 
-/* The detector thread's wait saw rank's process end. */
-void ompi_comm_ft_witness_ended(uint32_t rank)
+/* An end is a crash if the marker is still there. */
+static void judge_end(uint32_t rank)
 {
-    char *marker;
-    bool crashed;
+    char *marker = marker_path(rank);
+    bool crashed = NULL != marker && 0 == access(marker, F_OK);
 
-    if (NULL == pidfds || rank >= peer_count || 0 > pidfds[rank]) {
-        return;
-    }
-    close(pidfds[rank]);
-    pidfds[rank] = -1;
-    marker = marker_path(rank);
-    crashed = NULL != marker && 0 == access(marker, F_OK);
     free(marker);
     ompi_comm_ft_log(crashed ? 1 : 10, "btl_ft: rank %u of this node ended %s", rank,
                      crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began");
     if (crashed && NULL != report_end) {
         report_end(rank, BTL_FT_CRASHED);
     }
+}
+
+/* Watches the first node-mate after `after` that still runs, judging on
+ * the way those that ended. One that runs but cannot be watched (no
+ * descriptor left) is passed over: heartbeats and the runtime cover it. */
+static void watch_after(uint32_t after)
+{
+    char state;
+    int fd;
+
+    for (uint32_t rank = next_watchable(after); rank != own_rank; rank = next_watchable(rank)) {
+        fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].pid, 0);
+        /* the pidfd holds whatever process has the pid now: it must still
+         * be the one published (same start time) once the fd is open */
+        if (BTL_FT_STATE_GONE == state_of(rank, &state)) {
+            if (0 <= fd) {
+                close(fd);
+            }
+            judge_end(rank);
+            continue;
+        }
+        if (0 <= fd && watch_in_wait(fd, rank)) {
+            watched_fd = fd;
+            watched_rank = rank;
+            ompi_comm_ft_log(10, "btl_ft: watching the end of rank %u of this node", rank);
+            return;
+        }
+        if (0 <= fd) {
+            close(fd);
+        }
+    }
+}
+
+void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
+                                     ompi_comm_ft_report_fn_t report)
+{
+    if (NULL == peers) {
+        return;
+    }
+    watch_in_wait = watch;
+    report_end = report;
+    watch_after(own_rank);
+}
+
+/* The detector thread's wait saw rank's process end. */
+void ompi_comm_ft_witness_ended(uint32_t rank)
+{
+    if (0 > watched_fd || rank != watched_rank) {
+        return;
+    }
+    close(watched_fd); /* which takes it out of the wait */
+    watched_fd = -1;
+    judge_end(rank);
+    watch_after(rank);
 }
 
 /* First thing in MPI_Finalize: from here on this process's end is no crash. */
@@ -268,16 +310,14 @@ void ompi_comm_ft_witness_leaving(void)
 
 void ompi_comm_ft_witness_finalize(void)
 {
-    for (uint32_t rank = 0; NULL != pidfds && rank < peer_count; ++rank) {
-        if (0 <= pidfds[rank]) {
-            close(pidfds[rank]);
-        }
+    if (0 <= watched_fd) {
+        close(watched_fd);
+        watched_fd = -1;
     }
-    free(pidfds);
-    pidfds = NULL;
     free(peers);
     peers = NULL;
     peer_count = 0;
     report_end = NULL;
+    watch_in_wait = NULL;
     ompi_comm_ft_witness_leaving();
 }
