@@ -52,7 +52,7 @@ def compile_program(source, out_dir, variant="ompi"):
     return exe
 
 
-# The transports a job can be restricted to (README, "Transports"): the MCA
+# The transports a job can be restricted to (docs/transports.md): the MCA
 # settings a user needs for each. `BTL=uct make test` (or bench) runs every
 # job that does not choose its BTL itself over that transport. uct and ofi
 # take a variant after a colon: UCX memory domains (uct:tcp) or libfabric

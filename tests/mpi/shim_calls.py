@@ -1,6 +1,7 @@
 """The shim's files call each other only as comm_ft_detector.h's rule says:
 comm_ft_detector.c wires the others together; they call none of each other,
-except the driver its queues, the UCX transport its flag, and anyone the log. Read from the undefined
+except the driver its queues, the UCX transport its flag (and its two
+files each other), and anyone the log. Read from the undefined
 ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
 import subprocess
@@ -15,7 +16,9 @@ ALLOWED = {
     "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
     "comm_ft_detector_queues": ("ompi_comm_ft_log",),
     "comm_ft_detector_params": ("ompi_comm_ft_log",),
-    "comm_ft_detector_ucx": ("ompi_comm_ft_flag_", "ompi_comm_ft_log"),
+    # the transport's two files call each other (comm_ft_detector_ucx_internal.h)
+    "comm_ft_detector_ucx": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
+    "comm_ft_detector_ucx_path": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
     "comm_ft_detector_flag": (),
     "comm_ft_detector_btl": ("ompi_comm_ft_log",),
     "comm_ft_detector_witness": ("ompi_comm_ft_log",),

@@ -116,13 +116,16 @@ static uint32_t *node_of_ranks(uint32_t size)
 int ompi_comm_failure_detector_publish(void)
 {
     uint32_t size = (uint32_t) ompi_process_info.num_procs;
+    bool one_node;
 
     ompi_comm_ft_log_init();
     if (size < 2 || !ompi_comm_ft_detector_params_want_ucx()) {
         return OMPI_SUCCESS;
     }
+    /* the runtime knows the job's layout before the modex */
+    one_node = ompi_process_info.num_local_peers + 1 >= size;
     module.ucx_published = OMPI_SUCCESS
-                           == ompi_comm_ft_ucx_publish(OMPI_PROC_MY_NAME->vpid, size,
+                           == ompi_comm_ft_ucx_publish(OMPI_PROC_MY_NAME->vpid, size, one_node,
                                                        &module.ucx_failure);
     return OMPI_SUCCESS;
 }

@@ -16,7 +16,8 @@
  *                                 the one file that wires the others together
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
- *                                 context (the default)
+ *                                 context (the default), its lifecycle
+ *   comm_ft_detector_ucx_path.c   its heartbeats and messages
  *   comm_ft_detector_flag.c       its heartbeat flag, a word node-mates map
  *   comm_ft_detector_btl.c        the fallback transport: the application's
  *                                 BTLs, heartbeat flag, btl_put, AM tag
@@ -28,7 +29,8 @@
  *                                 thread
  *
  * The rule: comm_ft_detector.c calls the others; they call none of each
- * other, except the driver its queues, the UCX transport its flag, and
+ * other, except the driver its queues, the UCX transport its flag (and
+ * its two files each other, through comm_ft_detector_ucx_internal.h), and
  * anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
  * calls in an ops table, a transport its deliver and report functions, the
@@ -105,11 +107,12 @@ void ompi_comm_ft_log(int level, const char *format, ...) __opal_attribute_forma
 typedef void (*ompi_comm_ft_deliver_fn_t)(uint32_t from, const void *bytes, size_t length);
 typedef void (*ompi_comm_ft_report_fn_t)(uint32_t rank, int kind);
 
-/* comm_ft_detector_ucx.c: the detector's own transport. */
+/* comm_ft_detector_ucx.c and comm_ft_detector_ucx_path.c: the detector's
+ * own transport. */
 /* Before the modex: makes the context, its workers and the heartbeat flag,
  * and publishes their addresses. Nonzero (with a reason) when UCX cannot
  * start; the detector then takes the BTL path. */
-int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, const char **reason);
+int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const char **reason);
 /* After the modex: reads the peers' addresses. Fails when a peer published
  * none (its UCX could not start), so that every process of the job falls
  * back to the BTL path alike. node_of_rank may be NULL (one node). */

@@ -1,0 +1,99 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * What the two files of the detector's own UCX transport share: its state,
+ * and the few calls between them. comm_ft_detector_ucx.c makes the context,
+ * publishes and reads addresses, makes endpoints and runs the lifecycle;
+ * comm_ft_detector_ucx_path.c carries heartbeats and messages. Nothing
+ * else includes this header.
+ */
+
+#ifndef OMPI_COMM_FT_DETECTOR_UCX_INTERNAL_H
+#define OMPI_COMM_FT_DETECTOR_UCX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <ucp/api/ucp.h>
+
+#include "ompi/communicator/ft/comm_ft_detector.h"
+
+#define AM_ID 0           /* the core's messages, on the message worker */
+#define HEARTBEAT_AM_ID 1 /* heartbeat words, on the heartbeat worker */
+#define HELLO_AM_ID 2     /* wires an endpoint up at MPI_Init; ignored */
+
+#define WORD_SOURCE_SLOTS 16
+
+enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PARTS };
+
+
+
+typedef struct peer_t {
+    unsigned char *blob; /* NULL: not read */
+    ucp_ep_h am_ep;
+    ucp_ep_h hb_ep;
+    volatile uint64_t *mapped_flag; /* its flag, mapped into this process */
+    bool heartbeat_path_known;
+    bool unreachable; /* a peer error: nothing more is sent */
+} peer_t;
+
+typedef struct ucx_counters_t {
+    uint64_t heartbeats_stored; /* into a mapped flag */
+    uint64_t heartbeats_sent;   /* to the observer's heartbeat worker */
+    uint64_t heartbeats_sent_completed;
+    uint64_t heartbeats_as_messages;
+    uint64_t heartbeats_skipped; /* sends still in flight */
+    uint64_t heartbeats_received; /* on this heartbeat worker */
+    uint64_t messages_sent;
+    uint64_t messages_dropped;
+    uint64_t messages_received;
+    uint64_t frames_malformed;
+    uint64_t flag_words_seen;
+    uint64_t peer_errors;
+} ucx_counters_t;
+
+typedef struct ucx_transport_t {
+    ucp_context_h context;
+    ucp_worker_h am_worker;
+    ucp_worker_h hb_worker;
+    volatile uint64_t *flag;
+    bool flag_in_file; /* else own_flag_word: node-mates cannot map it */
+    uint64_t own_flag_word;
+    int wait_fd;
+
+    uint32_t self;
+    uint32_t size;
+    bool rdma_heartbeat;
+    uint32_t *node_of_rank; /* NULL: one node */
+    peer_t *peers;
+    ompi_comm_ft_deliver_fn_t deliver;
+    size_t max_message_bytes;
+    int hellos_in_flight;
+
+    uint64_t word_source[WORD_SOURCE_SLOTS];
+    unsigned word_source_next;
+    int words_in_flight;
+    int sends_in_flight;
+    uint64_t last_flag_word;
+    ucx_counters_t counters;
+} ucx_transport_t;
+
+/* The one transport of this process, used under the core lock. */
+extern ucx_transport_t ompi_comm_ft_ucx_state;
+
+/* comm_ft_detector_ucx.c */
+bool ompi_comm_ft_ucx_same_node(uint32_t rank);
+ucp_ep_h ompi_comm_ft_ucx_endpoint(ucp_worker_h worker, uint32_t rank, int full_part, int net_part);
+
+/* comm_ft_detector_ucx_path.c */
+void ompi_comm_ft_ucx_find_heartbeat_path(uint32_t observer);
+int ompi_comm_ft_ucx_set_handlers(void);
+
+#endif /* OMPI_COMM_FT_DETECTOR_UCX_INTERNAL_H */
