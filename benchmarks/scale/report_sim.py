@@ -33,8 +33,8 @@ def faults_section(table, fmt):
                    "time / bound"], out)
             + "\n\n64 processes per node, η 0.1 s, δ 1 s, τ 1 µs, libmpi's defaults (ring order node, "
               "probing width 8, quorum, witnesses); one run each, seed 1. Notices per process per fault: "
-              "a node loss is one fault of 64 processes. The bound is T_burst of the README "
-              "(\"The simulator\"); a cut side's processes must also stop within T_stop (the census), "
+              "a node loss is one fault of 64 processes. The bound is T_burst of docs/simulator.md; "
+              "a cut side's processes must also stop within T_stop (the census), "
               "checked per process. Census PROBEs: those of the observers of a silent node (and of "
               "the cut side), per process of the job; \"–\" for runs recorded before the census.")
 
