@@ -120,7 +120,8 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
                           ompi_comm_ft_deliver_fn_t deliver, size_t *max_message_bytes,
                           const char **reason);
 /* After MPI_Init's barrier, on the application's thread: makes and wires up
- * the endpoints to every process of another node (jobs of up to 4096). */
+ * the message endpoints to every process, and the heartbeat endpoints to
+ * every process of another node (jobs of up to 4096). */
 void ompi_comm_ft_ucx_connect(void);
 void ompi_comm_ft_ucx_finalize(void);
 /* The event fd that wakes the detector thread when a message arrives. */
