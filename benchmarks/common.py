@@ -9,8 +9,7 @@ bounds every run by a deadline. It streams the output, so a run whose
 survivors have all reported but whose mpirun never returns (stock leaves a
 stopped process unfenced) is recorded as such after a short grace period
 instead of costing the whole deadline. On overrun it kills the processes of
-the run's own session by id. Rejected: harness.run, whose clean-up is a
-`pkill -f NAME` that would also kill other people's runs of the same program.
+the run's own session by id (harness.kill_session, as harness.run does).
 """
 import datetime
 import fcntl
@@ -110,36 +109,6 @@ def _note_lock_wait(seconds):
         out.write(json.dumps({"script": Path(sys.argv[0]).name, "waited_s": round(seconds, 2)}) + "\n")
 
 
-def _session_pids(sid):
-    """Every process still in session `sid`: ranks re-parented to init after
-    mpirun died keep the session of the launcher we started."""
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid:   # fields after "(comm)": state ppid pgrp session
-                pids.append(int(entry))
-        except (OSError, IndexError, ValueError):
-            continue
-    return pids
-
-
-def _kill_session(sid):
-    for _ in range(3):
-        pids = _session_pids(sid)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.1)
-
-
 def _reader(stream, lines):
     for line in stream:
         lines.put(line)
@@ -151,6 +120,7 @@ def run_mpi(cmd, deadline_s, expect_records=None, grace_s=5.0, env=None, stop_wh
     ('exited' | 'hung_after_report' | 'overran' | 'stopped': stop_when(line)
     was true for a line of output, the run's answer is known), returncode, wall_s,
     records (JSON lines printed) and the whole output."""
+    _unwind_on_sigterm()
     with MpiLock():
         start = time.monotonic()
         # ranks that die write crash droppings (libinfinipath's *.btr) into their
@@ -166,7 +136,7 @@ def run_mpi(cmd, deadline_s, expect_records=None, grace_s=5.0, env=None, stop_wh
             outcome = _follow(proc, lines, output, records, deadline_s, expect_records, grace_s,
                               stop_when, start)
         finally:   # also on Ctrl-C or SIGTERM: never leave a run behind
-            _kill_session(proc.pid)
+            harness.kill_session(proc.pid)
         wall_s = time.monotonic() - start
         proc.wait()
         returncode = proc.returncode if outcome == "exited" else None
@@ -207,7 +177,13 @@ def _exit_on_sigterm(signum, frame):
     raise SystemExit(128 + signum)   # unwinds through run_mpi's clean-up
 
 
-signal.signal(signal.SIGTERM, _exit_on_sigterm)
+def _unwind_on_sigterm():
+    """A benchmark stopped with SIGTERM (a CI timeout, make's) still kills
+    its run: installed by the first run, in the main thread, unless the
+    script chose its own handler."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
 
 def _parse_record(line):

@@ -108,7 +108,7 @@ def _launch(job, cmd, exe, lock, on_overrun=None):
     if lock:
         r = common.run_mpi(cmd, bound)
         return result_of(job, r["records"], r["returncode"], r["wall_s"], r["output"])
-    r = harness.run(cmd, deadline_s=bound, program_name=str(exe), on_overrun=on_overrun)
+    r = harness.run(cmd, deadline_s=bound, on_overrun=on_overrun)
     return result_of(job, r.records, r.returncode, r.wall_s, r.output)
 
 

@@ -54,8 +54,7 @@ def main():
     def cases():
         for case in args.case or list(CASES):
             program = [exe, "--code", args.code, *CASES[case]]
-            run = harness.run(harness.mpirun_command(args.np, program), deadline_s=args.deadline_s,
-                              program_name=str(exe))
+            run = harness.run(harness.mpirun_command(args.np, program), deadline_s=args.deadline_s)
             print(f"  {case}: mpirun exit status {run.returncode} in {run.wall_s:.1f} s")
             yield case, run, check(args, case, run)
     return harness.verdict_of_cases("MPI_Abort's code as the exit status", cases())

@@ -95,20 +95,19 @@ def run_job(args, exe, inject):
         hold = inject + ".hold"
         stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
         stopper.start()
-        run = harness.run(harness.mpirun_command(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S,
-                          program_name=str(exe))
+        run = harness.run(harness.mpirun_command(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S)
         stopper.finish()
         if stopper.note:
             run.output += f"\n(daemon stopper: {stopper.note})"
         return run
     if args.nodes == 1:
-        return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S, program_name=str(exe))
+        return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S)
     with netns.taken_for_a_test(args.nodes) as names:
         if names is None:
             return None
         try:
             return harness.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),
-                               BOUND_S, program_name=str(exe))
+                               BOUND_S)
         finally:
             netns.reap(names)
 

@@ -52,7 +52,7 @@ def main():
                                           "--inject-after-ms", 500, "--inject-file", inject,
                                           "--deadline-s", DEADLINE_S],
                                      mca=DETECTOR)
-        run = harness.run(cmd, deadline_s=DEADLINE_S + 20, program_name=str(exe))
+        run = harness.run(cmd, deadline_s=DEADLINE_S + 20)
         Path(inject).unlink(missing_ok=True)
         ok &= describe(kind, run)
     ok &= demo_tasks.main()

@@ -50,7 +50,7 @@ def run_agree(args, exe, kind, victims, mca):
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--deadline-s", args.deadline_s]
     return harness.run(harness.mpirun_command(args.np, program, mca=mca),
-                       deadline_s=args.deadline_s + 30, program_name=str(exe))
+                       deadline_s=args.deadline_s + 30)
 
 
 def check_survived(args, run, victims):

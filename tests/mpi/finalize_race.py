@@ -35,7 +35,7 @@ def main():
     for attempt in range(args.runs):
         run = harness.run(harness.mpirun_command(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],
                                                  mca=mca),
-                          deadline_s=args.deadline_s + 30, program_name=str(exe))
+                          deadline_s=args.deadline_s + 30)
         problems = harness.exit_problems(run, args.deadline_s + 30)
         problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
         finalized = sorted(r["rank"] for r in run.records if r.get("finalized"))

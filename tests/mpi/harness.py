@@ -102,21 +102,48 @@ def mpirun_command(np, program_args, mca=None, variant="ompi", extra=()):
     return cmd + list(extra) + [str(a) for a in program_args]
 
 
-def _kill_session(proc, program_name):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    # ranks are children of the launcher; a stopped rank keeps running past it
-    subprocess.run(["pkill", "-KILL", "-f", program_name], check=False)
+def session_pids(sid):
+    """Every process still in session `sid`: ranks re-parented to init after
+    mpirun died keep the session of the launcher we started."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[3]) == sid:   # fields after "(comm)": state ppid pgrp session
+                pids.append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    return pids
 
 
-def run(cmd, deadline_s, program_name=None, on_overrun=None):
-    """on_overrun(), if given, is called first when the deadline passes: for
-    processes the session kill cannot reach (PRRTE's remote daemons run in
-    process groups of their own and may hold the output pipe open)."""
+def kill_session(sid):
+    """SIGKILL to what is left of a job started in session `sid` (a stopped
+    rank outlives its launcher). Only that session: another user's run of
+    the same program is not touched. Processes of emulated nodes run in
+    sessions of their own; tests/netns reaps them by namespace."""
+    for _ in range(3):
+        pids = session_pids(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+
+
+def run(cmd, deadline_s, on_overrun=None):
+    """Runs cmd in a session of its own for at most deadline_s; whatever of
+    it is left afterwards is killed. on_overrun(), if given, is called first
+    when the deadline passes: for processes the session kill cannot reach
+    (PRRTE's remote daemons run in sessions of their own and may hold the
+    output pipe open)."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True, text=True)
     try:
         output, _ = proc.communicate(timeout=deadline_s)
@@ -124,11 +151,11 @@ def run(cmd, deadline_s, program_name=None, on_overrun=None):
     except subprocess.TimeoutExpired:
         if on_overrun:
             on_overrun()
-        _kill_session(proc, program_name or Path(cmd[-1]).name)
+        kill_session(proc.pid)
         output, _ = proc.communicate()
         code = None
-    if program_name:
-        subprocess.run(["pkill", "-KILL", "-f", program_name], check=False)
+    finally:
+        kill_session(proc.pid)
     records = []
     # A help message forwarded by PRRTE ends with its string's NUL, which
     # then stands before the next line of output: drop it, or that line's

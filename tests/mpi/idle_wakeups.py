@@ -45,7 +45,7 @@ def main():
         for eta_ms in args.eta_ms or [10, 100]:
             mca = {"mpi_ft_detector_period": eta_ms / 1000, "mpi_ft_detector_timeout": 5 * eta_ms / 1000}
             run = harness.run(harness.mpirun_command(args.np, [exe, args.compute_s], mca=mca),
-                              deadline_s=60, program_name=str(exe))
+                              deadline_s=60)
             yield f"eta {eta_ms} ms", run, check(eta_ms, run)
     return harness.verdict_of_cases("idle detector wakeups", cases())
 

@@ -30,7 +30,7 @@ def main():
         # former, and neither is ours to check. What is checked is that
         # MPI_Init refused to go on, with the message.
         run = harness.run(harness.mpirun_command(2, [exe, "--kind", "none", "--inject-after-ms", 100],
-                                                 mca=mca), deadline_s=20, program_name=str(exe))
+                                                 mca=mca), deadline_s=20)
         text = run.output
         ok = (name in text and value in text
               and accepted.lower() in text.lower() and '"rounds"' not in text)

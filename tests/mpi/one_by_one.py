@@ -32,7 +32,7 @@ def main():
                                   harness.ROOT / "build" / "tests" / "bin")
     program = [exe, "--victims", args.victims, "--kind", args.kind, "--deadline-s", args.deadline_s]
     run = harness.run(harness.mpirun_command(args.np, program, mca=dict(kv.split("=", 1) for kv in args.mca)),
-                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+                      deadline_s=args.deadline_s + 30)
     problems = harness.exit_problems(run, args.deadline_s + 30)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     last = [r["rank"] for r in run.records if r.get("survivor")]

@@ -26,7 +26,7 @@ def main():
                                   harness.ROOT / "build" / "tests" / "bin")
     run = harness.run(harness.mpirun_command(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
                                              mca=harness.transport_mca(args.transport)),
-                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+                      deadline_s=args.deadline_s + 30)
     problems = harness.exit_problems(run, args.deadline_s + 30)
     survivor = [r for r in run.records if r.get("rank") == 0]
     if not survivor:

@@ -124,7 +124,7 @@ def main():
         program += ["--victims", args.victims]
     bound_s = args.deadline_s + 30 + (args.duration_s + 2 * args.compute_s if not victims else 0)
     run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
-                      deadline_s=bound_s, program_name=str(exe))
+                      deadline_s=bound_s)
     Path(inject).unlink(missing_ok=True)
     name = args.name or f"{args.phase}-{args.kind}-np{args.np}"
     harness.save_records(f"phases-{name}", run.records, np=args.np, injected=victims,

@@ -117,9 +117,9 @@ def main():
         with nodes.taken_for_a_test(args.nodes) as names:
             if names is None:
                 return 77
-            run = harness.run(command(args, exe, mca), deadline_s=60, program_name=str(exe))
+            run = harness.run(command(args, exe, mca), deadline_s=60)
     else:
-        run = harness.run(command(args, exe, mca), deadline_s=60, program_name=str(exe))
+        run = harness.run(command(args, exe, mca), deadline_s=60)
     problems = [f"mpirun exit status {run.returncode}"] if run.returncode != 0 else []
     problems += (ucx_problems if args.detector_transport == "ucx" else btl_problems)(args, run.output)
     if problems:

@@ -38,7 +38,7 @@ def main():
     program = [exe, "--peer", args.peer, "--pairs", args.pairs, "--bytes", args.bytes,
                "--deadline-s", args.deadline_s]
     run = harness.run(harness.mpirun_command(args.np, program, mca=harness.transport_mca(args.transport)),
-                      deadline_s=args.deadline_s + 20, program_name=str(exe))
+                      deadline_s=args.deadline_s + 20)
 
     problems = harness.exit_problems(run, args.deadline_s + 20)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]

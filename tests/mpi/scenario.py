@@ -73,7 +73,7 @@ def main():
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
                "--compute-s", args.compute_s]
     run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
-                      deadline_s=args.deadline_s + args.compute_s + 30, program_name=str(exe))
+                      deadline_s=args.deadline_s + args.compute_s + 30)
     Path(inject).unlink(missing_ok=True)
     name = args.name or f"{args.kind}-np{args.np}"
     harness.save_records(f"scenario-{name}", run.records)

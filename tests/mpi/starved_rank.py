@@ -59,8 +59,7 @@ def run_case(exe, args, witness):
                "--deadline-s", 20, "--compute-s", 3]
     starver = Starver(exe, args.np - 1, args.starve_s)
     starver.start()
-    run = harness.run(harness.mpirun_command(args.np, program, mca=mca), deadline_s=60,
-                      program_name=str(exe))
+    run = harness.run(harness.mpirun_command(args.np, program, mca=mca), deadline_s=60)
     starver.join(timeout=10)
     return run, starver
 

@@ -27,7 +27,7 @@ def main():
                "--inject-file", inject, "--deadline-s", args.deadline_s]
     mca = {"mpi_ft_verbose": 5, "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2}
     run = harness.run(harness.mpirun_command(NP, program, mca=mca, extra=["-x", "BTL_FT_UCX_TLS=nosuch"]),
-                      deadline_s=args.deadline_s + 30, program_name=str(exe))
+                      deadline_s=args.deadline_s + 30)
     problems = scenario.check(args, run, [VICTIM])
     said = run.output.count(FALLBACK)
     if said != NP:

@@ -28,7 +28,7 @@ def run_case(exe, np, names, mca):
     program = [exe, "--victim", np - 1, "--deadline-s", DEADLINE_S]
     try:
         return harness.run(nodes.mpirun_command_netns(np, program, mca=mca, nodes=NODES),
-                           deadline_s=DEADLINE_S + 30, program_name=str(exe))
+                           deadline_s=DEADLINE_S + 30)
     finally:
         nodes.reap(names)
 

@@ -182,7 +182,7 @@ def run_job(args, names, exe, victims):
     try:
         if injector:
             injector.start()
-        run = harness.run(cmd, deadline_s=args.deadline_s + args.slack_s, program_name=str(exe),
+        run = harness.run(cmd, deadline_s=args.deadline_s + args.slack_s,
                           on_overrun=on_overrun)
         if injector:
             injector.job_ended.set()

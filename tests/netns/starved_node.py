@@ -72,7 +72,7 @@ def run_case(exe, args, names, grace):
     freezer.start()
     try:
         run = harness.run(nodes.mpirun_command_netns(NP, program, mca=mca, nodes=NODES),
-                          deadline_s=60, program_name=str(exe))
+                          deadline_s=60)
     finally:
         freezer.join(timeout=10)
         nodes.reap(names)
