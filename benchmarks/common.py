@@ -11,6 +11,7 @@ stopped process unfenced) is recorded as such after a short grace period
 instead of costing the whole deadline. On overrun it kills the processes of
 the run's own session by id (harness.kill_session, as harness.run does).
 """
+import argparse
 import datetime
 import fcntl
 import json
@@ -49,6 +50,15 @@ CONFIGS = {
                                       "mpi_ft_detector_thread": "true"}, True),
     "stock-default": ("ompi-stock", {}, False),
 }
+
+
+def runner_arguments(doc):
+    """The options every stage's runner takes: --quick (make bench-quick's
+    short version) and --reps (repetitions, else the runner's default)."""
+    p = argparse.ArgumentParser(description=doc.splitlines()[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--reps", type=int, default=None)
+    return p
 
 
 def config_mca(name, eta_s=None, delta_s=None, extra=None):

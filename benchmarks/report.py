@@ -179,6 +179,27 @@ def overhead_section():
               "healthy job.\n\n![overhead]({common.RESULTS_NAME}/overhead.png)")
 
 
+def latency_section():
+    rows = [r for r in summary.overhead_rows(common.read_jsonl("latency")) if r["baseline"]]
+    if not rows:
+        return "No results (benchmarks/latency/run_latency.py)."
+    out = []
+    for r in sorted(rows, key=lambda r: (r["label"].split("(")[1], r["test"], r["label"])):
+        q = r["ratio_quartiles"]
+        out.append([r["label"].split(" (")[1].rstrip(")"), r["test"], r["label"].split(" (")[0], r["reps"],
+                    f"{r['median']:.3f} {r['unit']}", fmt(r["ratio"], 3),
+                    "" if q is None else f"{fmt(q[0], 3)}–{fmt(q[1], 3)}",
+                    f"{fmt(r['ratio_min'], 3)}–{fmt(r['ratio_max'], 3)}"])
+    return (table(["setup", "test", "detector", "runs", "median", "ratio to off (median)",
+                   "ratio, middle half", "ratio, all runs"], out)
+            + "\n\nbenchmarks/latency/run_latency.py: 2 ranks, on one host (sm) and across 2 emulated "
+              "nodes (tcp between network namespaces of this host); `defaults` is the detector at its "
+              "defaults, `eta=10ms` at η 10 ms, δ 50 ms. Each repetition runs the three configurations "
+              "back to back in a rotated order; the ratio is each run's value over the detector-off run "
+              "of the same repetition and setup, and the table gives the median ratio, the middle half "
+              "(first to third quartile) and the range of those ratios.")
+
+
 IDLE_ORDER = {"btl_ft": 0, "bare-thread": 1}
 
 
@@ -223,15 +244,18 @@ def footprint_section():
     rows = summary.footprint_rows(common.read_jsonl("footprint"))
     if not rows:
         return "_not run_"
-    out = [[r["ranks"], r["label"], r["test"], r["reps"], f"{r['median']:g} {r['unit']}", f"{r['max']:g}",
-            "" if r["added"] is None else f"{r['added']:+g} (max {r['added_max']:+g})"] for r in rows]
-    return (table(["ranks", "configuration", "measure", "runs", "median over ranks", "largest rank",
+    out = [[r["setup"], r["ranks"], r["label"], r["test"], r["reps"], f"{r['median']:g} {r['unit']}",
+            f"{r['max']:g}", "" if r["added"] is None else f"{r['added']:+g} (max {r['added_max']:+g})"]
+           for r in rows]
+    return (table(["setup", "ranks", "configuration", "measure", "runs", "median over ranks", "largest rank",
                    "added to detector off (median over runs)"], out)
             + "\n\nbenchmarks/footprint/footprint.c: each rank reads its resident set (VmRSS), open "
               "descriptors and threads from /proc/self after MPI_Init and 1 s of waiting; rank 0 reports "
-              "the median and the largest over the ranks. One host, the detector at its defaults; `ucx` "
-              "is its own transport, `btl` the application's BTLs. Configurations interleaved per "
-              "repetition.")
+              "the median and the largest over the ranks. The detector at its defaults; `ucx` is its own "
+              "transport, `btl` the application's BTLs. On one host the `ucx` context has sysv shared "
+              "memory only and one worker; across 2 emulated nodes (tcp between them) it adds UCX's tcp, "
+              "its heartbeat worker and an endpoint to each process of the other node. Configurations "
+              "interleaved per repetition.")
 
 
 def accuracy_section():
@@ -418,6 +442,7 @@ def main():
         ("A crash reaching every survivor (crash)", crash_section()),
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
+        ("Latency, many repetitions (latency)", latency_section()),
         ("Idle cost: a computing application", idle_cost_section()),
         ("Memory, descriptors and threads per process (footprint)", footprint_section()),
         ("Accuracy under oversubscription", accuracy_section()),

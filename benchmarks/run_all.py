@@ -72,6 +72,7 @@ def stages(quick):
         ("crash", [sys.executable, str(HERE / "crash/run_crash.py")] + flag),
         ("node", [sys.executable, str(HERE / "node/run_node.py")] + flag),
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
+        ("latency", [sys.executable, str(HERE / "latency/run_latency.py")] + flag),
         ("footprint", [sys.executable, str(HERE / "footprint/run_footprint.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
         ("false_failures", [sys.executable, str(HERE / "accuracy/run_false_failures.py")] + flag),

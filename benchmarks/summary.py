@@ -73,20 +73,34 @@ def overhead_rows(records):
                      "median": median(values), "min": min(values), "max": max(values),
                      "baseline": baseline, "ratio": median(ratios),
                      "ratio_min": min(ratios) if ratios else None,
-                     "ratio_max": max(ratios) if ratios else None})
+                     "ratio_max": max(ratios) if ratios else None,
+                     "ratio_quartiles": quartiles(ratios)})
     return rows
 
 
+def quartiles(values):
+    """(first, third) quartile, halves' medians; None under 4 values."""
+    if len(values) < 4:
+        return None
+    ordered = sorted(values)
+    half = len(ordered) // 2
+    return median(ordered[:half]), median(ordered[-half:])
+
+
 def footprint_rows(records):
-    """Per (ranks, label, test): the median over repetitions of the ranks'
-    median, and of its difference to the detector-off run of the same size
-    in the same repetition (with the largest difference)."""
-    off = {(r["ranks"], r["test"], r["rep"]): r["median"] for r in records if r["label"] == "detector off"}
-    by_key = _group(records, lambda r: (r["ranks"], r["label"], r["test"]))
+    """Per (setup, ranks, label, test): the median over repetitions of the
+    ranks' median, and of its difference to the detector-off run of the
+    same setup and size in the same repetition (with the largest difference)."""
+    def setup(r):
+        return r.get("setup", "1 host")
+    off = {(setup(r), r["ranks"], r["test"], r["rep"]): r["median"] for r in records
+           if r["label"] == "detector off"}
+    by_key = _group(records, lambda r: (setup(r), r["ranks"], r["label"], r["test"]))
     rows = []
-    for (ranks, label, test), runs in sorted(by_key.items()):
-        added = [r["median"] - off[(ranks, test, r["rep"])] for r in runs if (ranks, test, r["rep"]) in off]
-        rows.append({"ranks": ranks, "label": label, "test": test, "unit": runs[0]["unit"],
+    for (where, ranks, label, test), runs in sorted(by_key.items()):
+        same = [(where, ranks, test, r["rep"]) for r in runs]
+        added = [r["median"] - off[key] for r, key in zip(runs, same) if key in off]
+        rows.append({"setup": where, "ranks": ranks, "label": label, "test": test, "unit": runs[0]["unit"],
                      "reps": len(runs), "median": median([r["median"] for r in runs]),
                      "max": max(r["max"] for r in runs),
                      "added": median(added) if added and label != "detector off" else None,

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """footprint: resident memory, file descriptors and threads per process with
 the detector over its own UCX context and over the application's BTLs, at
-the defaults, as differences to the detector off (footprint.c). Every
-repetition runs every configuration once per size, in an order rotated from
-one repetition to the next; the report takes medians over repetitions.
+the defaults, as differences to the detector off (footprint.c), on one host
+and across 2 emulated nodes (tests/netns), where the detector's context
+also opens UCX's tcp and its heartbeat worker. Every repetition runs every
+configuration once per size, in an order rotated from one repetition to
+the next; the report takes medians over repetitions.
 Output: benchmarks/results/footprint.jsonl, one line per (run, test).
 """
-import argparse
 import sys
 from pathlib import Path
 
@@ -14,9 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import common  # noqa: E402
 import harness  # noqa: E402
 
+sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
+import nodes as netns  # noqa: E402
+
 SOURCE = Path(__file__).resolve().parent / "footprint.c"
-SIZES = (2, 16, 64)
-QUICK_SIZES = (2, 16)
+ONE_HOST, TWO_NODES = "1 host", "2 nodes"
+SIZES = ((ONE_HOST, 2), (ONE_HOST, 16), (ONE_HOST, 64), (TWO_NODES, 16))
+QUICK_SIZES = ((ONE_HOST, 2), (ONE_HOST, 16), (TWO_NODES, 4))
 SETTLE_MS = 1000
 DEADLINE_S = 120
 CONFIGURATIONS = (  # label, extra MCA on btl_ft's install
@@ -27,26 +32,40 @@ CONFIGURATIONS = (  # label, extra MCA on btl_ft's install
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--reps", type=int, default=None)
-    return p.parse_args(argv)
+    return common.runner_arguments(__doc__).parse_args(argv)
 
 
-def run_one(sink, np_, label, extra, rep):
+def run_one(sink, setup, np_, label, extra, rep):
     variant, mca = common.config_mca("btl_ft", None, None, extra)
     exe = common.compile_for(SOURCE, variant)
-    run = common.run_mpi(harness.mpirun_command(np_, [exe, SETTLE_MS], mca=mca, variant=variant),
-                         DEADLINE_S, expect_records=3)
+    if setup == ONE_HOST:
+        command = harness.mpirun_command(np_, [exe, SETTLE_MS], mca=mca, variant=variant)
+    else:
+        command = netns.mpirun_command_netns(np_, [exe, SETTLE_MS], mca=mca, variant=variant, nodes=2)
+    run = common.run_mpi(command, DEADLINE_S, expect_records=3)
     values = {}
     for r in run["records"]:
-        sink.write({"benchmark": "footprint", "label": label, "rep": rep, "ranks": np_, "mca": mca,
+        sink.write({"benchmark": "footprint", "label": label, "rep": rep, "setup": setup, "ranks": np_,
+                    "mca": mca,
                     "test": r["test"], "unit": r["unit"], "median": r["median"], "max": r["max"],
                     "outcome": run["outcome"]})
         values[r["test"]] = r["median"]
     if not values:
-        common.progress(f"footprint np {np_} {label}: no result ({run['outcome']})")
+        common.progress(f"footprint {setup} np {np_} {label}: no result ({run['outcome']})")
     return values
+
+
+def run_setup(sink, setup, np_, rows, rep):
+    """Every configuration once, on this host or on 2 emulated nodes (none
+    measured when the nodes cannot be made)."""
+    if setup == ONE_HOST:
+        with common.MpiLock():
+            return [(label, run_one(sink, setup, np_, label, extra, rep)) for label, extra in rows]
+    with netns.made_for_a_run(2) as names:
+        if names is None:
+            common.progress(f"footprint {setup}: skipped, no emulated nodes on this machine")
+            return []
+        return [(label, run_one(sink, setup, np_, label, extra, rep)) for label, extra in rows]
 
 
 def main(argv):
@@ -55,14 +74,13 @@ def main(argv):
     sizes = QUICK_SIZES if options.quick else SIZES
     sink = common.JsonLines("footprint")
     for rep in range(reps):
-        for np_ in sizes:
+        for setup, np_ in sizes:
             shift = rep % len(CONFIGURATIONS)
             rows = CONFIGURATIONS[shift:] + CONFIGURATIONS[:shift]
-            with common.MpiLock():
-                measured = [(label, run_one(sink, np_, label, extra, rep)) for label, extra in rows]
+            measured = run_setup(sink, setup, np_, rows, rep)
             shown = "; ".join(f"{label}: " + ", ".join(f"{k} {v}" for k, v in values.items())
                               for label, values in measured)
-            common.progress(f"footprint rep {rep + 1}/{reps} np {np_}: {shown}")
+            common.progress(f"footprint rep {rep + 1}/{reps} {setup} np {np_}: {shown}")
     return 0
 
 

@@ -13,7 +13,6 @@ happened to run last. The report takes the median over repetitions and the
 ratio of medians; the spread (min, max) is kept. Output:
 benchmarks/results/overhead.jsonl, one line per (run, test).
 """
-import argparse
 import sys
 from pathlib import Path
 
@@ -36,10 +35,7 @@ BARE = "bare-thread"
 
 
 def parse(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--reps", type=int, default=None)
-    return p.parse_args(argv)
+    return common.runner_arguments(__doc__).parse_args(argv)
 
 
 def configurations(quick):

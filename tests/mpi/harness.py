@@ -119,21 +119,31 @@ def session_pids(sid):
     return pids
 
 
-def kill_session(sid):
-    """SIGKILL to what is left of a job started in session `sid` (a stopped
-    rank outlives its launcher). Only that session: another user's run of
-    the same program is not touched. Processes of emulated nodes run in
-    sessions of their own; tests/netns reaps them by namespace."""
-    for _ in range(3):
-        pids = session_pids(sid)
+def kill_until_gone(select, rounds=50, pause_s=0.0):
+    """SIGKILL to every process select() lists, again until it lists none
+    that was not killed yet (new ones may appear while we kill: a daemon's
+    children), pause_s apart. Returns the pids killed."""
+    killed = set()
+    for _ in range(rounds):
+        pids = [p for p in select() if p not in killed]
         if not pids:
-            return
+            break
         for pid in pids:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        time.sleep(0.1)
+        killed.update(pids)
+        time.sleep(pause_s)
+    return killed
+
+
+def kill_session(sid):
+    """SIGKILL to what is left of a job started in session `sid` (a stopped
+    rank outlives its launcher). Only that session: another user's run of
+    the same program is not touched. Processes of emulated nodes run in
+    sessions of their own; tests/netns reaps them by namespace."""
+    kill_until_gone(lambda: session_pids(sid), rounds=3, pause_s=0.1)
 
 
 def run(cmd, deadline_s, on_overrun=None):

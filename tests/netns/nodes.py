@@ -70,6 +70,23 @@ def taken_for_a_test(count):
         yield names
 
 
+@contextlib.contextmanager
+def made_for_a_run(count):
+    """exclusive() with `count` nodes made, and reaped afterwards: yields
+    their names, or None when this machine cannot make them (a benchmark
+    then goes on without that setup)."""
+    with exclusive():
+        try:
+            names, _ = ensure_nodes(count)
+        except Unavailable:
+            yield None
+            return
+        try:
+            yield names
+        finally:
+            reap(names)
+
+
 class Unavailable(RuntimeError):
     """The machine cannot create the namespaces; str() says why."""
 
@@ -227,21 +244,6 @@ def wait_started(node, program, ranks, timeout_s):
     return False
 
 
-def _kill_until_empty(select):
-    killed = set()
-    for _ in range(50):             # new processes may appear while we kill
-        pids = [p for p in select() if p not in killed]
-        if not pids:
-            break
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        killed.update(pids)
-    return killed
-
-
 def stop_ranks(node, program):
     """SIGSTOP every rank of program on node at once: a hung node whose
     daemon still answers. Returns the world ranks stopped."""
@@ -258,7 +260,7 @@ def kill_ranks(node, program):
     """SIGKILL every rank of program on node at once; prted stays, so PRRTE
     sees the exits. Returns the world ranks killed."""
     procs = rank_processes(node, program)
-    _kill_until_empty(lambda: list(procs))
+    harness.kill_until_gone(lambda: list(procs))
     return sorted(procs.values())
 
 
@@ -267,7 +269,7 @@ def kill_node(node, program=None):
     while its network stays up, so peers get resets. Returns the ranks of
     program that were there."""
     ranks = sorted(rank_processes(node, program).values()) if program else []
-    _kill_until_empty(lambda: pids_in(node))
+    harness.kill_until_gone(lambda: pids_in(node))
     return ranks
 
 
@@ -304,7 +306,7 @@ def reap(nodes):
     """Kills every process in head and nodes and heals every link: the
     namespaces are ready for the next test."""
     for ns in [HEAD, *nodes]:
-        _kill_until_empty(lambda ns=ns: pids_in(ns))
+        harness.kill_until_gone(lambda ns=ns: pids_in(ns))
     for node in nodes:
         restore_link(node)
     _remove_stale_session_dirs()
