@@ -18,7 +18,8 @@ from matplotlib.patches import Patch  # noqa: E402
 import common  # noqa: E402
 import summary  # noqa: E402
 
-COLORS = {"btl_ft": "tab:blue", "stock-detector": "tab:orange", "stock-default": "tab:gray"}
+COLORS = {"btl_ft": "tab:blue", "btl_ft-btl": "tab:cyan", "stock-detector": "tab:orange",
+          "stock-default": "tab:gray"}
 OUT = common.RESULTS
 
 

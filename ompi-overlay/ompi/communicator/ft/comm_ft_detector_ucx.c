@@ -148,6 +148,9 @@ static ucs_status_t configure(ucp_config_t *config, bool one_node)
          * each process's resident memory */
         {"MM_FIFO_SIZE", "16", false},
         {"MM_RX_BUFS_GROW", "16", false},
+        /* every send is eager and small: without this, UCP also opened a
+         * tcp connection to each node-mate, for rendezvous never used */
+        {"MAX_RNDV_LANES", "0", false},
     };
     bool user_transports = NULL != getenv(UCX_CONFIG_PREFIX "_UCX_TLS") || NULL != getenv("UCX_TLS");
     bool shared_memory_only = one_node && !user_transports;
