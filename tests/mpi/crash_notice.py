@@ -11,7 +11,8 @@ runs with the watch off.
 With --stop-daemon the runtime's daemon is stopped across the crash, so
 that the runtime cannot report it: the node watch alone tells the
 survivors, and they must still call it crashed (a heartbeat timeout would
-say hung). Across nodes it may also say unreachable (a transport
+say hung). Across nodes, or with the application over tcp (BTL=tcp and
+the like), it may also say unreachable (a transport
 error came first, and every survivor's notice says so). The MPI_T variable
 mpi_ft_detector_failure_kind says the same to the application.
 
@@ -45,8 +46,8 @@ NODE_SAW_END = re.compile(r"\[\[\d+,\d+\],(\d+)\] btl_ft: rank (\d+) of this nod
 
 def pvar_problems(survivors, victim, nodes):
     """What each survivor read from mpi_ft_detector_failure_kind: the victim
-    crashed (or, across nodes, unreachable), everyone else alive."""
-    allowed = {"crashed"} if nodes == 1 else {"crashed", "unreachable"}
+    crashed (or, across nodes or over tcp, unreachable), everyone else alive."""
+    allowed = {"crashed"} if nodes == 1 and not over_tcp() else {"crashed", "unreachable"}
     problems = []
     for r in survivors:
         kinds = r.get("failure_kind")
@@ -62,6 +63,11 @@ def pvar_problems(survivors, victim, nodes):
     return problems
 
 
+def over_tcp():
+    """The application's transport is tcp (BTL=tcp, uct:tcp, ofi:...tcp...)."""
+    return "tcp" in (harness.selected_transport() or "")
+
+
 def check(run, np, nodes, watches_node=True):
     victim = np - 1
     problems = harness.exit_problems(run, BOUND_S)
@@ -74,9 +80,10 @@ def check(run, np, nodes, watches_node=True):
     kinds = {(int(rank), kind) for rank, kind in harness.FAILURE_KIND.findall(run.output)}
     if any(rank != victim for rank, _ in kinds):
         problems.append(f"a healthy rank was called failed: {sorted(kinds)}")
-    # On one host the runtime's report comes first. Across nodes the dead
-    # process's TCP connections may reset before it arrives: unreachable.
-    if nodes == 1 and (victim, "crashed") not in kinds:
+    # On one host the runtime's report comes first. Across nodes, or with
+    # the application over a tcp transport, the dead process's connections
+    # may reset before it arrives: unreachable.
+    if nodes == 1 and not over_tcp() and (victim, "crashed") not in kinds:
         problems.append(f"no survivor called rank {victim} crashed (saw {sorted(kinds) or 'nothing'})")
     watched = {int(rank) for rank, victim_rank in NODE_SAW_END.findall(run.output) if int(victim_rank) == victim}
     if nodes == 1 and watches_node and watched != {victim - 1}:
