@@ -97,7 +97,7 @@ private:
     void on_resume(const event& item);
     void on_runtime_confirm(const event& item);
     void on_node_watch(const event& item);
-    void report_crash_to(rank_t victim, bool same_node);
+    void tell_crashed(rank_t process, rank_t victim);  // the runtime or the node watch
     bool reaches(rank_t to) const;  // from current_, across any cut
     bool runs(rank_t process) const { return mode_[process] == mode::running && started_[process] != 0; }
     void hold(const event& item);  // for a hung process

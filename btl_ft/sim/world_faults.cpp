@@ -125,7 +125,12 @@ void world::on_resume(const event& item) {
 // PMIx's event reaches every process of the other nodes; a process of the
 // victim's own node reads its end from its host instead (node_watch).
 void world::on_runtime_confirm(const event& item) {
-    report_crash_to(item.node, false);
+    const std::uint32_t node = config_.node_of(item.node);
+    for (rank_t process = 0; process < config_.nodes; ++process) {
+        if (runs(process) && config_.node_of(process) != node) {
+            tell_crashed(process, item.node);
+        }
+    }
 }
 
 // The victim's watcher sees it end (its pidfd): the node-mate before it,
@@ -141,23 +146,16 @@ void world::on_node_watch(const event& item) {
             continue;
         }
         if (runs(process)) {
-            current_ = process;
-            detectors_[process].report_failure(now_, victim, failure_kind::crashed);
-            after_input(process);
+            tell_crashed(process, victim);
         }
         return;
     }
 }
 
-void world::report_crash_to(rank_t victim, bool same_node) {
-    for (rank_t process = 0; process < config_.nodes; ++process) {
-        if (!runs(process) || (config_.node_of(process) == config_.node_of(victim)) != same_node) {
-            continue;
-        }
-        current_ = process;
-        detectors_[process].report_failure(now_, victim, failure_kind::crashed);
-        after_input(process);
-    }
+void world::tell_crashed(rank_t process, rank_t victim) {
+    current_ = process;
+    detectors_[process].report_failure(now_, victim, failure_kind::crashed);
+    after_input(process);
 }
 
 }  // namespace btl_ft::sim

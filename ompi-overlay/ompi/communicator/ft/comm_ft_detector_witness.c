@@ -250,20 +250,15 @@ static void judge_end(uint32_t rank)
 static void watch_after(uint32_t after)
 {
     char state;
+    bool gone;
     int fd;
 
     for (uint32_t rank = next_watchable(after); rank != own_rank; rank = next_watchable(rank)) {
         fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].pid, 0);
         /* the pidfd holds whatever process has the pid now: it must still
          * be the one published (same start time) once the fd is open */
-        if (BTL_FT_STATE_GONE == state_of(rank, &state)) {
-            if (0 <= fd) {
-                close(fd);
-            }
-            judge_end(rank);
-            continue;
-        }
-        if (0 <= fd && watch_in_wait(fd, rank)) {
+        gone = BTL_FT_STATE_GONE == state_of(rank, &state);
+        if (!gone && 0 <= fd && watch_in_wait(fd, rank)) {
             watched_fd = fd;
             watched_rank = rank;
             ompi_comm_ft_log(10, "btl_ft: watching the end of rank %u of this node", rank);
@@ -271,6 +266,9 @@ static void watch_after(uint32_t after)
         }
         if (0 <= fd) {
             close(fd);
+        }
+        if (gone) {
+            judge_end(rank);
         }
     }
 }
