@@ -115,9 +115,11 @@ void detector::state::check_invariants() const {
     BTL_FT_ASSERT(observer != me || alone(), "observer is self while not alone");
     BTL_FT_ASSERT(observer == no_rank || observer == me || !gone(observer), "a dead or departed process is the observer");
     BTL_FT_ASSERT(!started || alone() || emitter_deadline != never, "the emitter is not watched");
-    BTL_FT_ASSERT(probe_count < max_probe_width, "more probes than the widest window");
-    for (std::size_t i = 0; i < probe_count; ++i) {
-        BTL_FT_ASSERT(probes[i].rank != emitter && probes[i].rank != me, "probing the emitter or self");
+    BTL_FT_ASSERT(!confirm.active() || (started && !alone()), "confirming before start, or while alone");
+    BTL_FT_ASSERT(probes.empty() || !alone(), "probing while alone");
+    BTL_FT_ASSERT(!episode.waiting() || config.quorum, "a quorum wait with the quorum rule off");
+    for (const probe_slot& slot : probes.slots()) {
+        BTL_FT_ASSERT(slot.rank != emitter && slot.rank != me, "probing the emitter or self");
     }
 }
 
@@ -158,7 +160,7 @@ time_ns detector::tick(time_ns now) {
     if (late) {
         ++s.stats.late_wakeups;
     }
-    if (now >= s.quorum_deadline && s.check_quorum(now)) {
+    if (now >= s.episode.wait_deadline() && s.check_quorum(now)) {
         return never;
     }
     if (now >= s.census_deadline()) {
@@ -168,10 +170,10 @@ time_ns detector::tick(time_ns now) {
         }
     }
     if (now >= s.emitter_deadline) {
-        if (s.confirming && (!late || s.confirm_attempts > 1)) {
-            s.suspect_emitter(now);
-        } else {
+        if (s.confirm.should_ask(late)) {
             s.start_confirm(now);
+        } else {
+            s.suspect_emitter(now);
         }
     }
     if (s.stopped) {

@@ -32,18 +32,10 @@
 // Rejected: declaring the silent processes failed (no answer within a
 // window proves no single process dead), and counting the whole node of
 // a silent witness as lost (the witness may hang alone).
-#include <algorithm>
-
 #include "btl_ft/assert.hpp"
-#include "btl_ft/prng.hpp"
 #include "detector_state.hpp"
 
 namespace btl_ft {
-
-namespace {
-// Distinguishes the census's draws from every other use of splitmix64.
-constexpr std::uint64_t census_salt = 0x63656e737573ULL;  // "census"
-}  // namespace
 
 // As long as a witness on another node gets, and never shorter than the
 // PROBE's own window: the answers cross other hosts' schedules.
@@ -51,64 +43,31 @@ time_ns detector::state::census_window() const {
     return std::max(remote_witness_wait(config.timeout_ns, config.node_grace_ns), confirm_window());
 }
 
-// Everyone we believe alive, or census_sample of them drawn at random
-// without repetition (seeded by rank and round, so a simulation replays).
-std::vector<rank_t> detector::state::census_targets() const {
-    const rank_t others = config.size - 1 - static_cast<rank_t>(dead.size() + departed.size());
-    std::vector<rank_t> targets;
-    if (others <= census_sample) {
-        for (rank_t rank = 0; rank < config.size; ++rank) {
-            if (rank != self() && !gone(rank)) {
-                targets.push_back(rank);
-            }
-        }
-        return targets;
-    }
-    splitmix64 draws(census_salt ^ (std::uint64_t{self()} << 32) ^ probe_round);
-    while (targets.size() < census_sample) {
-        const auto rank = static_cast<rank_t>(draws.below(config.size));
-        const auto at = std::lower_bound(targets.begin(), targets.end(), rank);
-        if (rank != self() && !gone(rank) && (at == targets.end() || *at != rank)) {
-            targets.insert(at, rank);
-        }
-    }
-    return targets;
-}
-
 void detector::state::start_census(time_ns now) {
-    if (!config.quorum || census) {
+    if (!config.quorum || census_run) {
         return;
     }
-    auto running = std::make_unique<census_state>();
-    running->targets = census_targets();
-    if (running->targets.empty()) {
+    std::vector<rank_t> targets = census::choose(config.size, self(), dead, departed, probe_round);
+    if (targets.empty()) {
         return;
     }
-    running->answered.assign(running->targets.size(), 0);
-    running->round = ++probe_round;
-    running->deadline = now + census_window();
+    census_run = std::make_unique<census>(std::move(targets), next_round(), now + census_window());
     std::array<std::byte, wire::max_probe_bytes> bytes;
-    const auto probe = wire::encode_probe(running->round, bytes);
-    for (const rank_t target : running->targets) {
+    const auto probe = wire::encode_probe(census_run->round(), bytes);
+    for (const rank_t target : census_run->targets()) {
         net.send(target, probe);
     }
-    stats.census_probes += running->targets.size();
+    stats.census_probes += census_run->targets().size();
     ++stats.censuses;
-    census = std::move(running);
 }
 
 // True when the reply belonged to the census.
 bool detector::state::on_census_reply(time_ns now, rank_t from, std::uint32_t round) {
-    if (!census || round != census->round) {
+    if (!census_run || !census_run->record(from, round)) {
         return false;
     }
-    const auto at = std::lower_bound(census->targets.begin(), census->targets.end(), from);
-    if (at == census->targets.end() || *at != from) {
-        return false;
-    }
-    census->answered[static_cast<std::size_t>(at - census->targets.begin())] = 1;
-    if (census->closed() && !census_says_cut_off()) {
-        census.reset();  // a late answer lifted the verdict
+    if (census_run->closed() && !census_says_cut_off()) {
+        census_run.reset();  // a late answer lifted the verdict
         check_quorum(now);
     }
     return true;
@@ -118,31 +77,15 @@ bool detector::state::on_census_reply(time_ns now, rank_t from, std::uint32_t ro
 // says "cut off" (check_quorum then waits and stops); otherwise the census
 // is over and the count alone decides again.
 void detector::state::close_census(time_ns now) {
-    BTL_FT_ASSERT(census && now >= census->deadline, "closing a census before its window ended");
-    census->deadline = never;
+    BTL_FT_ASSERT(census_run && now >= census_run->deadline(), "closing a census before its window ended");
+    census_run->close();
     if (!check_quorum(now) && !census_says_cut_off()) {
-        census.reset();
+        census_run.reset();
     }
 }
 
-// A target that left cleanly (it answered with LEAVE) is no evidence
-// either way, and the runtime's word that one crashed takes it out of the
-// job: neither counts.
 bool detector::state::census_says_cut_off() const {
-    if (!census || !census->closed()) {
-        return false;
-    }
-    std::size_t asked = 1;  // ourselves, who answer
-    std::size_t answered = 1;
-    for (std::size_t i = 0; i < census->targets.size(); ++i) {
-        const rank_t rank = census->targets[i];
-        if (departed.contains(rank) || crashed.contains(rank)) {
-            continue;
-        }
-        ++asked;
-        answered += census->answered[i];
-    }
-    return 4 * answered < asked;
+    return census_run && census_run->says_cut_off(departed, crashed);
 }
 
 }  // namespace btl_ft

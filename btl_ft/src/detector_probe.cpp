@@ -33,16 +33,14 @@ std::size_t detector::state::probe_width() const {
     return std::max<std::uint32_t>(1, std::min(config.probe_width, log2_size));
 }
 
-// Rebuilds the window behind the (new) emitter in ring order. A predecessor
-// already probed keeps its slot, round and deadline, so mending again does
-// not restart its window nor send it a second PROBE.
+// Rebuilds the window behind the (new) emitter in ring order and PROBEs
+// the predecessors it opens a slot for.
 void detector::state::refresh_probes(time_ns now, bool send_new) {
-    const std::array<probe_slot, max_probe_width - 1> before = probes;
-    const std::size_t before_count = probe_count;
+    std::array<rank_t, probe_window::capacity> behind{};
+    std::size_t count = 0;
     const std::size_t width = probe_width();
-    probe_count = 0;
     rank_t candidate = emitter;
-    while (probe_count + 1 < width) {
+    while (count + 1 < width) {
         candidate = ring_order->predecessor(candidate);
         while (candidate != self() && gone(candidate)) {
             candidate = ring_order->predecessor(candidate);
@@ -50,39 +48,24 @@ void detector::state::refresh_probes(time_ns now, bool send_new) {
         if (candidate == self()) {
             break;
         }
-        const auto kept = std::find_if(before.begin(), before.begin() + static_cast<std::ptrdiff_t>(before_count),
-                                       [&](const probe_slot& slot) { return slot.rank == candidate; });
-        if (kept != before.begin() + static_cast<std::ptrdiff_t>(before_count)) {
-            probes[probe_count++] = *kept;
-            continue;
-        }
-        if (!send_new) {
-            break;  // the window stays a contiguous run behind the emitter
-        }
-        const probe_slot fresh{now + 2 * config.timeout_ns, candidate, ++probe_round};
+        behind[count++] = candidate;
+    }
+    probe_window::slots_t opened;
+    for (const probe_slot& fresh :
+         probes.rebuild({behind.data(), count}, send_new, now + 2 * config.timeout_ns, probe_round, opened)) {
         std::array<std::byte, wire::max_probe_bytes> bytes;
-        net.send(candidate, wire::encode_probe(fresh.round, bytes));
+        net.send(fresh.rank, wire::encode_probe(fresh.round, bytes));
         ++stats.probes_sent;
-        probes[probe_count++] = fresh;
     }
 }
 
-// Called when the emitter's grace ran out (it is already in `found`). Walks
-// the window in ring order: silent past its window means failed too; an
-// answer, or a window still open, ends the walk there, and the mending that
-// follows lands on that predecessor (everything before it is now gone).
+// Called when the emitter's grace ran out (it is already in `found`).
 void detector::state::condemn_silent_probes(time_ns now, failed_batch& found) {
-    for (std::size_t i = 0; i < probe_count; ++i) {
-        const probe_slot& slot = probes[i];
-        if (gone(slot.rank)) {
-            continue;  // a notice or a LEAVE named it meanwhile
-        }
-        if (slot.answered() || now < slot.deadline) {
-            break;
-        }
-        const bool added = mark_failed(now, slot.rank, failure_kind::suspected);
+    const std::size_t before = found.count;
+    probes.add_silent(now, [&](rank_t rank) { return gone(rank); }, found);
+    for (std::size_t i = before; i < found.count; ++i) {
+        const bool added = mark_failed(now, found.ranks[i], failure_kind::suspected);
         BTL_FT_ASSERT(added, "a probed rank was already gone");
-        found.add(slot.rank);
     }
 }
 
@@ -98,7 +81,7 @@ void detector::state::on_probe(rank_t from, const wire::message& msg) {
 // (the ring mended, or a later mending probed that rank afresh under a new
 // round) is ignored.
 void detector::state::on_probe_reply(time_ns now, rank_t from, const wire::message& msg) {
-    if (from == emitter && answers_confirmation(msg.sequence)) {
+    if (from == emitter && confirm.answered_by(msg.sequence)) {
         ++stats.confirmed_alive;
         heard_emitter(now);
         return;
@@ -106,12 +89,7 @@ void detector::state::on_probe_reply(time_ns now, rank_t from, const wire::messa
     if (on_census_reply(now, from, msg.sequence)) {
         return;
     }
-    for (std::size_t i = 0; i < probe_count; ++i) {
-        if (probes[i].rank == from && probes[i].round == msg.sequence) {
-            probes[i].deadline = never;
-            return;
-        }
-    }
+    probes.answer(from, msg.sequence);
 }
 
 }  // namespace btl_ft

@@ -62,58 +62,43 @@ time_ns detector::state::episode_gap() const {
 
 // Called before a new failure is added to D.
 void detector::state::count_failure(time_ns now, rank_t rank, failure_kind kind) {
-    if (now >= episode_end) {
-        episode_live = config.size - static_cast<rank_t>(dead.size() + departed.size());
-        episode_lowest = 0;
-        while (gone(episode_lowest)) {
-            ++episode_lowest;
+    if (episode.over(now)) {
+        rank_t lowest = 0;
+        while (gone(lowest)) {
+            ++lowest;
         }
-        episode_counted.clear();
-        episode_confirmed = 0;
+        episode.begin(live_count(), lowest);
     }
-    if (kind == failure_kind::crashed) {
-        ++episode_confirmed;
-    } else {
-        episode_counted.insert(rank);
-    }
-    episode_end = now + episode_gap();
+    episode.count(now, rank, kind == failure_kind::crashed, episode_gap());
 }
 
 // The runtime confirmed a failure already in D.
 void detector::state::confirm_crash(rank_t rank) {
     BTL_FT_ASSERT(dead.contains(rank), "confirming a rank that is not failed");
-    if (crashed.insert(rank) && episode_counted.erase(rank)) {
-        ++episode_confirmed;
+    if (crashed.insert(rank)) {
+        episode.confirm(rank);
     }
 }
 
 // Every live process answered a shrink: what failed so far was no cut.
 void detector::state::settle() {
-    census.reset();
-    episode_end = 0;
-    episode_counted.clear();
-    episode_confirmed = 0;
+    census_run.reset();
+    episode.settle();
 }
 
 // The lowest rank alive when the episode began that the runtime has not
 // confirmed dead since.
 rank_t detector::state::tie_break_rank() const {
-    rank_t rank = episode_lowest;
+    rank_t rank = episode.lowest();
     while (rank < config.size &&
-           (crashed.contains(rank) || departed.contains(rank) ||
-            (dead.contains(rank) && !episode_counted.contains(rank)))) {
+           (crashed.contains(rank) || departed.contains(rank) || (dead.contains(rank) && !episode.counted(rank)))) {
         ++rank;
     }
     return rank;
 }
 
 bool detector::state::cut_off() const {
-    const rank_t base = episode_live - episode_confirmed;
-    const rank_t lost = static_cast<rank_t>(episode_counted.size());
-    BTL_FT_ASSERT(lost <= base, "more failures than live processes");
-    const std::uint64_t twice_remaining = 2 * static_cast<std::uint64_t>(base - lost);
-    return twice_remaining < base || (twice_remaining == base && episode_counted.contains(tie_break_rank())) ||
-           census_says_cut_off();
+    return episode.minority([&] { return tie_break_rank(); }) || census_says_cut_off();
 }
 
 bool detector::state::check_quorum(time_ns now) {
@@ -121,20 +106,18 @@ bool detector::state::check_quorum(time_ns now) {
         return false;
     }
     if (!cut_off()) {
-        if (quorum_deadline != never) {
-            quorum_deadline = never;
-            if (!held.empty()) {
-                out.on_failed(held);
-                held.clear();
+        if (episode.waiting()) {
+            const std::vector<rank_t> released = episode.stop_waiting();
+            if (!released.empty()) {
+                out.on_failed(released);
             }
         }
         return false;
     }
-    if (quorum_deadline == never) {
-        quorum_deadline = now + config.quorum_wait_ns;
+    if (episode.wait(now, config.quorum_wait_ns)) {
         ++stats.quorum_holds;
     }
-    if (now < quorum_deadline) {
+    if (now < episode.wait_deadline()) {
         return false;
     }
     declared_dead_self(self(), census_says_cut_off()

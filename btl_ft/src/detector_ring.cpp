@@ -61,7 +61,7 @@ void detector::state::accept_word(time_ns now, std::uint64_t word) {
         last_heard_at = now;  // its first word after mending: no silence to report
     }
     heard_emitter(now);
-    forget_probes();  // the emitter lives: whatever is behind it is its own observer's business
+    probes.forget();  // the emitter lives: whatever is behind it is its own observer's business
 }
 
 // The emitter is alive (a new word, or the answer to a confirmation PROBE).
@@ -73,9 +73,7 @@ void detector::state::heard_emitter(time_ns now) {
         out.on_close_call(emitter, silent);
     }
     last_heard_at = now;
-    confirming = false;
-    confirm_attempts = 0;
-    awaiting_remote_witness = false;
+    confirm.end();
     emitter_deadline = now + config.timeout_ns;
 }
 
@@ -90,14 +88,9 @@ time_ns detector::state::confirm_window() const {
 // its node is asked as well: a starved emitter cannot answer either, but
 // its host can tell that it still runs.
 void detector::state::start_confirm(time_ns now) {
-    if (!confirming) {
-        confirm_first_round = probe_round + 1;
-    }
-    confirming = true;
-    ++confirm_attempts;
-    confirm_round = ++probe_round;
+    confirm.ask(next_round());
     std::array<std::byte, wire::max_probe_bytes> bytes;
-    net.send(emitter, wire::encode_probe(confirm_round, bytes));
+    net.send(emitter, wire::encode_probe(confirm.round(), bytes));
     ++stats.confirmations;
     emitter_deadline = now + confirm_window();
     ask_witness(now);
@@ -109,11 +102,10 @@ void detector::state::start_confirm(time_ns now) {
 void detector::state::suspect_emitter(time_ns now) {
     BTL_FT_ASSERT(!alone(), "suspecting self");
     ++stats.suspicions;
-    confirming = false;
-    failed_batch found;
     // Silence of a whole other node is what a cut looks like from either side.
-    const bool node_silent = awaiting_remote_witness;
-    awaiting_remote_witness = false;
+    const bool node_silent = confirm.awaiting_remote_witness();
+    confirm.end();
+    failed_batch found;
     const bool added = mark_failed(now, emitter, failure_kind::suspected);
     BTL_FT_ASSERT(added, "the emitter was already known dead");
     found.add(emitter);
@@ -146,15 +138,13 @@ rank_t detector::state::find_emitter() const {
 void detector::state::mend(time_ns now, bool after_failure) {
     emitter = find_emitter();
     have_sequence = false;
-    confirming = false;
-    confirm_attempts = 0;
-    awaiting_remote_witness = false;
+    confirm.end();
     last_heard_at = now;
     if (alone()) {
         observer = self();
         emitter_deadline = never;
         next_heartbeat_at = never;
-        forget_probes();
+        probes.forget();
         return;
     }
     send_new_observer();
@@ -281,8 +271,8 @@ bool detector::state::mark_failed(time_ns now, rank_t rank, failure_kind kind) {
 }
 
 void detector::state::report(std::span<const rank_t> ranks) {
-    if (quorum_deadline != never) {
-        held.insert(held.end(), ranks.begin(), ranks.end());
+    if (episode.waiting()) {
+        episode.hold(ranks);
         return;
     }
     out.on_failed(ranks);
@@ -292,7 +282,7 @@ time_ns detector::state::next_deadline() const {
     if (!started || stopped) {
         return never;
     }
-    return std::min({next_heartbeat_at, emitter_deadline, quorum_deadline, census_deadline()});
+    return std::min({next_heartbeat_at, emitter_deadline, episode.wait_deadline(), census_deadline()});
 }
 
 }  // namespace btl_ft

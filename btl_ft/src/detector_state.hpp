@@ -1,5 +1,8 @@
 // The private state of one detector and the helpers its entry points share.
-// Split by job: detector.cpp (entry points, dispatch, invariants),
+// Four sub-protocols are types of their own, each checking its invariants
+// on entry and exit: confirmation.hpp, probe_window.hpp, quorum_episode.hpp
+// and census.hpp. The state composes them and does their I/O. The helpers
+// are split by job: detector.cpp (entry points, dispatch, invariants),
 // detector_ring.cpp (heartbeats, suspicion, mending, leave),
 // detector_probe.cpp (probing the predecessors behind a new emitter),
 // detector_witness.cpp (asking the emitter's node whether it still runs),
@@ -9,10 +12,10 @@
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
 // ranks already told they are dead, a fixed window of probes, and a few
-// scalars. Notices are deduped by
-// content instead of by a table of (source, sequence) pairs: D only grows, so
-// a notice that names no rank we do not already know is a copy (or a subset)
-// of one we have forwarded, and dropping it needs no state at all.
+// scalars. Notices are deduped by content instead of by a table of
+// (source, sequence) pairs: D only grows, so a notice that names no rank
+// we do not already know is a copy (or a subset) of one we have forwarded,
+// and dropping it needs no state at all.
 #pragma once
 
 #include <array>
@@ -25,43 +28,12 @@
 #include "btl_ft/detector.hpp"
 #include "btl_ft/ring.hpp"
 #include "btl_ft/wire.hpp"
+#include "census.hpp"
+#include "confirmation.hpp"
+#include "probe_window.hpp"
+#include "quorum_episode.hpp"
 
 namespace btl_ft {
-
-// A predecessor probed beyond the new emitter: it has its own 2*timeout
-// window from when the PROBE left. A PROBE_REPLY of that round closes the
-// window for good (deadline `never`), which keeps a slot at 16 bytes.
-struct probe_slot {
-    time_ns deadline = never;
-    rank_t rank = no_rank;
-    std::uint32_t round = 0;
-    bool answered() const { return deadline == never; }
-};
-
-static_assert(sizeof(probe_slot) == 16, "probe slots are held by every simulated detector");
-
-// Ranks newly found failed in one step, reported in one notice.
-struct failed_batch {
-    std::array<rank_t, max_probe_width> ranks{};
-    std::size_t count = 0;
-    void add(rank_t rank) { ranks.at(count++) = rank; }
-    std::span<const rank_t> view() const { return {ranks.data(), count}; }
-};
-
-// A census in progress (detector_census.cpp): whom it PROBEd, sorted, and
-// who answered. Held only while one runs, so the simulator's million
-// detectors pay a pointer each.
-struct census_state {
-    std::vector<rank_t> targets;
-    std::vector<std::uint8_t> answered;  // per target
-    std::uint32_t round = 0;
-    time_ns deadline = never;  // end of the window; never once closed
-    bool closed() const { return deadline == never; }
-};
-
-// Processes a census asks at most: enough that a process reaching half of
-// the job is never taken for a clear minority (detector_census.cpp).
-inline constexpr rank_t census_sample = 256;
 
 struct detector::state {
     state(const detector_config& config, std::shared_ptr<const ring> ring, transport& net, sink& out);
@@ -92,54 +64,37 @@ struct detector::state {
     bool have_sequence = false;    // last_sequence belongs to the current emitter
     std::uint32_t last_sequence = 0;
     time_ns last_heard_at = 0;    // last word or probe answer from the emitter (or when it became one)
-    // The emitter timed out and was sent a PROBE; emitter_deadline is then
-    // the end of the confirmation window (confirm_window()).
-    bool confirming = false;
-    std::uint8_t confirm_attempts = 0;
-    std::uint32_t confirm_round = 0;
-    // The first round of the current confirmation: a stalled observer asks
-    // again before accusing, and an answer to an earlier round of the same
-    // confirmation counts as much as one to the last.
-    std::uint32_t confirm_first_round = 0;
-    // This confirmation asked a witness on another node, which has not
-    // answered: the emitter's whole node is silent (what a cut looks like).
-    bool awaiting_remote_witness = false;
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     time_ns last_call_at = 0;     // the `now` of the latest entry point: never goes back
     std::uint32_t notice_sequence = 0;
-    // Probes in ring order behind the emitter (p2, p3, ...); only while the
-    // emitter has not yet sent its first word after a mending.
-    std::array<probe_slot, max_probe_width - 1> probes{};
-    std::size_t probe_count = 0;
+    // Every PROBE's round, whatever asks: a confirmation, the probe window
+    // or a census. A reply names its round, so the three never mix.
     std::uint32_t probe_round = 0;
-    // The failure episode (failures less than episode_gap apart): the live
-    // processes when it began, the lowest of them, its failures that count
-    // (unconfirmed) and how many of its processes the runtime confirmed dead.
-    time_ns episode_end = 0;
-    rank_t episode_live = 0;
-    rank_t episode_lowest = 0;
-    dead_set episode_counted;
-    rank_t episode_confirmed = 0;
-    // While the count says "cut off": when to stop, and the failures held
-    // back from the sink until then (released if confirmations arrive).
-    time_ns quorum_deadline = never;
-    std::vector<rank_t> held;
-    std::unique_ptr<census_state> census;
+
+    // --- sub-protocols ---
+    // The emitter timed out and was sent a PROBE; emitter_deadline is then
+    // the end of the confirmation window (confirm_window()).
+    confirmation confirm;
+    // Predecessors behind the emitter, only while it has not yet sent its
+    // first word after a mending.
+    probe_window probes;
+    // Failures less than episode_gap() apart, and the wait of a process the
+    // count finds cut off.
+    quorum_episode episode;
+    std::unique_ptr<census> census_run;  // while one runs
     detector_stats stats;
 
     // --- helpers (detector_ring.cpp) ---
     rank_t self() const { return config.self; }
     bool gone(rank_t rank) const { return dead.contains(rank) || departed.contains(rank); }
     bool alone() const { return emitter == config.self; }
+    std::uint32_t next_round() { return ++probe_round; }
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
     time_ns confirm_window() const;
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
-    bool answers_confirmation(std::uint32_t round) const {
-        return confirming && round - confirm_first_round <= confirm_round - confirm_first_round;
-    }
     rank_t find_emitter() const;
     void mend(time_ns now, bool after_failure);
     void send_new_observer();  // registers our flag handle with the emitter
@@ -158,7 +113,6 @@ struct detector::state {
     // --- probes (detector_probe.cpp) ---
     std::size_t probe_width() const;
     void refresh_probes(time_ns now, bool send_new);
-    void forget_probes() { probe_count = 0; }
     void condemn_silent_probes(time_ns now, failed_batch& found);
     void on_probe(rank_t from, const wire::message& msg);
     void on_probe_reply(time_ns now, rank_t from, const wire::message& msg);
@@ -173,6 +127,7 @@ struct detector::state {
 
     // --- partitions (detector_quorum.cpp) ---
     time_ns episode_gap() const;
+    rank_t live_count() const { return config.size - static_cast<rank_t>(dead.size() + departed.size()); }
     void count_failure(time_ns now, rank_t rank, failure_kind kind);
     void confirm_crash(rank_t rank);
     void settle();
@@ -182,12 +137,11 @@ struct detector::state {
 
     // --- census (detector_census.cpp) ---
     time_ns census_window() const;
-    std::vector<rank_t> census_targets() const;
     void start_census(time_ns now);
     bool on_census_reply(time_ns now, rank_t from, std::uint32_t round);
     void close_census(time_ns now);
     bool census_says_cut_off() const;
-    time_ns census_deadline() const { return census ? census->deadline : never; }
+    time_ns census_deadline() const { return census_run ? census_run->deadline() : never; }
 
     // --- notices (detector_notice.cpp) ---
     // `suspects` also get a copy, so a falsely suspected process learns it.

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 
+#include "btl_ft/assert.hpp"
 #include "detector_state.hpp"
 
 namespace btl_ft {
@@ -51,6 +52,7 @@ rank_t detector::state::witness_for(rank_t subject) const {
     for (rank_t step = 1; step < config.size; ++step) {
         const rank_t candidate = (subject + step) % config.size;
         if (same_node(candidate, subject) && candidate != self() && !gone(candidate)) {
+            BTL_FT_ASSERT(candidate != subject, "a process witnessing for itself");
             return candidate;
         }
     }
@@ -58,6 +60,7 @@ rank_t detector::state::witness_for(rank_t subject) const {
 }
 
 void detector::state::ask_witness(time_ns now) {
+    BTL_FT_ASSERT(confirm.active(), "a witness asked outside a confirmation");
     if (now - last_heard_at >= witness_patience(config)) {
         return;
     }
@@ -71,20 +74,20 @@ void detector::state::ask_witness(time_ns now) {
         return;
     }
     std::array<std::byte, wire::max_witness_bytes> bytes;
-    net.send(witness, wire::encode_witness(confirm_round, emitter, bytes));
-    awaiting_remote_witness = true;
+    net.send(witness, wire::encode_witness(confirm.round(), emitter, bytes));
+    confirm.await_remote_witness();
     // Only a node that answers nothing at all (lost, cut off, or starved as
     // a whole) waits for all of it; any answer ends the grace.
     emitter_deadline = std::max(emitter_deadline, now + remote_witness_wait(config.timeout_ns, config.node_grace_ns));
 }
 
 void detector::state::apply_witness(time_ns now, process_state seen) {
-    awaiting_remote_witness = false;
+    BTL_FT_ASSERT(confirm.active(), "a witness's answer applied outside a confirmation");
+    confirm.witness_answered();
     switch (seen) {
     case process_state::running:
         ++stats.witnessed_running;
-        confirming = false;
-        confirm_attempts = 0;
+        confirm.end();
         emitter_deadline = now + config.timeout_ns;  // last_heard_at stays: the silence goes on
         break;
     case process_state::stopped:
@@ -115,7 +118,7 @@ void detector::state::on_witness(rank_t from, const wire::message& msg) {
 // Only an answer to the current confirmation counts: about the current
 // emitter, for one of its rounds, from a rank of the emitter's node.
 void detector::state::on_witness_reply(time_ns now, rank_t from, const wire::message& msg) {
-    if (msg.subject == emitter && answers_confirmation(msg.sequence) && from != self() &&
+    if (msg.subject == emitter && confirm.answered_by(msg.sequence) && from != self() &&
         config.node_of_rank && same_node(from, emitter)) {
         apply_witness(now, msg.state);
     }
