@@ -44,15 +44,23 @@ time_ns sim_config::horizon() const {
     return std::max(horizon_for_forced(*this), resumed + settle());
 }
 
-std::uint32_t sim_config::effective_probe_width() const {
-    const auto log2_size = static_cast<std::uint32_t>(std::bit_width(nodes) - 1);
-    return std::max<std::uint32_t>(1, std::min(probe_width, log2_size));
+detector_config sim_config::detector_base() const {
+    detector_config base = make_config(nodes, 0, period_ns, timeout_ns);
+    // Processes start at random phases within one period (world::run).
+    base.start_skew_ns = period_ns;
+    base.propagator = propagator;
+    base.probe_width = probe_width;
+    base.quorum = quorum;
+    base.node_grace_ns = node_grace_ns;
+    return base;
 }
 
+std::uint32_t sim_config::effective_probe_width() const { return detector_base().probe_width_used(); }
+
 time_ns sim_config::confirm_window_ns() const {
-    const time_ns probe_window = default_confirm_ns(timeout_ns);
+    const detector_config base = detector_base();
     const bool remote_witness = witness && per_node > 1;
-    return remote_witness ? std::max(probe_window, remote_witness_wait(timeout_ns, node_grace_ns)) : probe_window;
+    return remote_witness ? std::max(base.confirm_window(), base.remote_witness_wait()) : base.confirm_window();
 }
 
 time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns) {

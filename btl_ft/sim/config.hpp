@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "btl_ft/btl_ft.h"
+#include "btl_ft/detector.hpp"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft::sim {
@@ -106,7 +107,11 @@ struct sim_config {
     std::uint32_t node_of(rank_t process) const { return process / per_node; }
     // Processes a failure strikes: one, or a whole node.
     bool strikes_nodes() const { return fault == fault_kind::node_loss || fault == fault_kind::partition; }
-    // Predecessors an observer watches at once, as detector_probe.cpp caps it.
+    // What every process's detector is given (self 0), built as libmpi
+    // builds it (make_config), without the node of every rank, which the
+    // world shares among all of them.
+    detector_config detector_base() const;
+    // Predecessors an observer watches at once, as the detector caps it.
     std::uint32_t effective_probe_width() const;
     // The longest an observer waits between a timed-out emitter and its
     // declaration: the PROBE's window c, or the node grace (at least half a

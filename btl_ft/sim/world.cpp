@@ -37,18 +37,7 @@ std::shared_ptr<const std::vector<std::uint32_t>> world::node_of_rank() const {
 world::~world() = default;
 
 void world::build_detectors() {
-    detector_config base;
-    base.size = config_.nodes;
-    base.period_ns = config_.period_ns;
-    base.timeout_ns = config_.timeout_ns;
-    // Processes start at random phases within one period, so an observer
-    // may start up to eta before its emitter's first heartbeat: eta on top
-    // of the 2 timeouts of a new link.
-    base.startup_grace_ns = config_.period_ns + 2 * config_.timeout_ns;
-    base.propagator = config_.propagator;
-    base.probe_width = config_.probe_width;
-    base.quorum = config_.quorum;
-    base.node_grace_ns = config_.node_grace_ns;
+    detector_config base = config_.detector_base();
     // libmpi hands the detector the nodes when witnesses are on. With one
     // process per node no witness can exist, and leaving them out spares
     // each suspicion a scan of every rank for a node-mate.

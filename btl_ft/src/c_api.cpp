@@ -89,25 +89,24 @@ bool valid_propagator(int value) { return value >= BTL_FT_PROPAGATOR_HBA && valu
 // The fields only the C ABI has (enum values as ints, a pointer and its length).
 std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& config) {
     if (!valid_ring_order(config.ring_order)) {
-        return btl_ft::config_problem{"ring_order", config.ring_order, std::string("must be one of ") + btl_ft_ring_order_words};
+        return btl_ft::config_problem{BTL_FT_FIELD_RING_ORDER, config.ring_order,
+                                      std::string("must be one of ") + btl_ft_ring_order_words};
     }
     if (!valid_propagator(config.propagator)) {
-        return btl_ft::config_problem{"propagator", config.propagator, std::string("must be one of ") + btl_ft_propagator_words};
+        return btl_ft::config_problem{BTL_FT_FIELD_PROPAGATOR, config.propagator,
+                                      std::string("must be one of ") + btl_ft_propagator_words};
     }
     if (config.flag_handle == nullptr && config.flag_handle_length > 0) {
-        return btl_ft::config_problem{"flag_handle_length", static_cast<long long>(config.flag_handle_length),
+        return btl_ft::config_problem{BTL_FT_FIELD_FLAG_HANDLE_LENGTH, static_cast<long long>(config.flag_handle_length),
                                       "needs a flag_handle, which is NULL"};
     }
     return std::nullopt;
 }
 
+// Through make_config, as ftsim and the unit tests' fakes build theirs.
 btl_ft::detector_config core_config(const btl_ft_config_t& config) {
-    btl_ft::detector_config out;
-    out.size = config.size;
-    out.self = config.self;
-    out.period_ns = config.period_ns;
-    out.timeout_ns = config.timeout_ns;
-    out.startup_grace_ns = config.startup_grace_ns;
+    btl_ft::detector_config out = btl_ft::make_config(config.size, config.self, config.period_ns, config.timeout_ns);
+    out.start_skew_ns = config.start_skew_ns;
     out.propagator = static_cast<btl_ft::propagator_kind>(config.propagator);
     out.max_message_bytes = config.max_message_bytes == 0 ? BTL_FT_MESSAGE_MAX_BYTES : config.max_message_bytes;
     out.flag_handle = {static_cast<const std::byte*>(config.flag_handle), config.flag_handle_length};
@@ -306,17 +305,28 @@ const char* btl_ft_propagator_name(int propagator) {
     return btl_ft::name_of(static_cast<btl_ft::propagator_kind>(propagator)).data();
 }
 
-const char* btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule_length) {
-    if (config == nullptr) return "config";
+int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule_length) {
+    const auto say = [&](const char* text) {
+        if (rule != nullptr && rule_length > 0) std::snprintf(rule, rule_length, "%s", text);
+    };
+    if (config == nullptr) {
+        say("is NULL");
+        return BTL_FT_FIELD_CONFIG;
+    }
     try {
         const auto problem = first_problem(*config, core_config(*config));
-        if (!problem) return nullptr;
-        if (rule != nullptr && rule_length > 0) std::snprintf(rule, rule_length, "%s", problem->rule.c_str());
+        if (!problem) return BTL_FT_FIELD_NONE;
+        say(problem->rule.c_str());
         return problem->field;
     } catch (...) {
-        if (rule != nullptr && rule_length > 0) std::snprintf(rule, rule_length, "%s", current_exception_text());
-        return "(checking the configuration failed)";
+        say(current_exception_text());  // checking met an exception: the configuration as a whole
+        return BTL_FT_FIELD_CONFIG;
     }
+}
+
+const char* btl_ft_config_field_name(int field) {
+    if (field < BTL_FT_FIELD_NONE || field >= BTL_FT_FIELD_COUNT) return nullptr;
+    return btl_ft::name_of(static_cast<btl_ft_config_field>(field));
 }
 
 }  // extern "C"

@@ -35,62 +35,7 @@ private:
     detector::state& s_;
 };
 
-config_problem too(const char* field, long long value, std::string rule) {
-    return {field, value, std::move(rule)};
-}
-
 }  // namespace
-
-std::optional<config_problem> find_config_problem(const detector_config& config) {
-    if (config.size == 0) return too("size", 0, "must be at least 1");
-    if (config.size == no_rank) return too("size", config.size, "must be below 2^32-1");
-    if (config.self >= config.size) return too("self", config.self, "must be below size");
-    if (config.period_ns <= 0) return too("period_ns", config.period_ns, "must be positive");
-    if (config.timeout_ns <= config.period_ns) return too("timeout_ns", config.timeout_ns, "must be larger than the period");
-    if (config.timeout_ns > max_interval_ns) return too("timeout_ns", config.timeout_ns, "must be at most 2^52 ns (about 52 days)");
-    if (config.startup_grace_ns < 0 || config.startup_grace_ns > max_interval_ns) {
-        return too("startup_grace_ns", config.startup_grace_ns, "must be in [0, 2^52] ns");
-    }
-    if (config.max_message_bytes < wire::min_message_bytes) {
-        return too("max_message_bytes", static_cast<long long>(config.max_message_bytes), "must be at least 128");
-    }
-    if (config.flag_handle.size() > wire::max_handle_bytes) {
-        return too("flag_handle_length", static_cast<long long>(config.flag_handle.size()),
-                   "must be at most " + std::to_string(wire::max_handle_bytes));
-    }
-    if (config.probe_width < 1 || config.probe_width > max_probe_width) {
-        return too("probe_width", config.probe_width, "must be in [1, " + std::to_string(max_probe_width) + "]");
-    }
-    if (config.witness_patience_ns < 0 || config.witness_patience_ns > max_interval_ns) {
-        return too("witness_patience_ns", config.witness_patience_ns, "must be in [0, 2^52] ns");
-    }
-    if (config.node_grace_ns < 0 || config.node_grace_ns > max_interval_ns) {
-        return too("node_grace_ns", config.node_grace_ns, "must be in [0, 2^52] ns");
-    }
-    if (config.node_of_rank && config.node_of_rank->size() != config.size) {
-        return too("node_of_rank", static_cast<long long>(config.node_of_rank->size()), "must have size entries");
-    }
-    if (config.quorum_wait_ns < 0 || config.quorum_wait_ns > max_interval_ns) {
-        return too("quorum_wait_ns", config.quorum_wait_ns, "must be in [0, 2^52] ns");
-    }
-    if (config.confirm_ns < 0 || config.confirm_ns > config.timeout_ns) {
-        return too("confirm_ns", config.confirm_ns, "must be in [0, timeout_ns] (0: the default)");
-    }
-    if (config.answer_within_ns < 0 || config.answer_within_ns > config.timeout_ns) {
-        return too("answer_within_ns", config.answer_within_ns, "must be in [0, timeout_ns]");
-    }
-    if (config.propagator > propagator_kind::chord) return too("propagator", static_cast<int>(config.propagator), "is unknown");
-    return std::nullopt;
-}
-
-std::string describe(const config_problem& problem) {
-    return std::string(problem.field) + " (" + std::to_string(problem.value) + ") " + problem.rule;
-}
-
-std::string config_error(const detector_config& config) {
-    const auto problem = find_config_problem(config);
-    return problem ? describe(*problem) : std::string();
-}
 
 detector::state::state(const detector_config& given, std::shared_ptr<const ring> shared_ring, transport& transport_to,
                        sink& sink_to)

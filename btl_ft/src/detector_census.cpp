@@ -40,7 +40,7 @@ namespace btl_ft {
 // As long as a witness on another node gets, and never shorter than the
 // PROBE's own window: the answers cross other hosts' schedules.
 time_ns detector::state::census_window() const {
-    return std::max(remote_witness_wait(config.timeout_ns, config.node_grace_ns), confirm_window());
+    return std::max(config.remote_witness_wait(), config.confirm_window());
 }
 
 void detector::state::start_census(time_ns now) {

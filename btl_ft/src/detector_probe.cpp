@@ -19,26 +19,18 @@
 // NEWOBSERVER to several predecessors at once, which would make each of
 // them heartbeat to us and leave no single emitter.
 #include <algorithm>
-#include <bit>
 
 #include "btl_ft/assert.hpp"
 #include "detector_state.hpp"
 
 namespace btl_ft {
 
-// Beyond floor(log2 n) overlapping failures the notice overlay gives no
-// guarantee anyway, so a wider window would buy nothing.
-std::size_t detector::state::probe_width() const {
-    const auto log2_size = static_cast<std::uint32_t>(std::bit_width(config.size) - 1);
-    return std::max<std::uint32_t>(1, std::min(config.probe_width, log2_size));
-}
-
 // Rebuilds the window behind the (new) emitter in ring order and PROBEs
 // the predecessors it opens a slot for.
 void detector::state::refresh_probes(time_ns now, bool send_new) {
     std::array<rank_t, probe_window::capacity> behind{};
     std::size_t count = 0;
-    const std::size_t width = probe_width();
+    const std::size_t width = config.probe_width_used();
     rank_t candidate = emitter;
     while (count + 1 < width) {
         candidate = ring_order->predecessor(candidate);

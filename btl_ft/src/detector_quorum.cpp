@@ -57,7 +57,7 @@ constexpr time_ns episode_gap_timeouts = 4;
 // (200 ms at a timeout of 50 ms, against steps of 350 ms) every step began
 // an episode of its own, and a cut side of 30 % never counted half.
 time_ns detector::state::episode_gap() const {
-    return episode_gap_timeouts * config.timeout_ns + remote_witness_wait(config.timeout_ns, config.node_grace_ns);
+    return episode_gap_timeouts * config.timeout_ns + config.remote_witness_wait();
 }
 
 // Called before a new failure is added to D.

@@ -77,11 +77,6 @@ void detector::state::heard_emitter(time_ns now) {
     emitter_deadline = now + config.timeout_ns;
 }
 
-time_ns detector::state::confirm_window() const {
-    const time_ns window = config.confirm_ns > 0 ? config.confirm_ns : default_confirm_ns(config.timeout_ns);
-    return std::max(window, config.answer_within_ns);
-}
-
 // The emitter timed out: ask it directly before declaring it failed. Its
 // heartbeats may be stuck behind a slow path while a PROBE gets through, or
 // this process may itself have just come back from a stall. A witness on
@@ -92,7 +87,7 @@ void detector::state::start_confirm(time_ns now) {
     std::array<std::byte, wire::max_probe_bytes> bytes;
     net.send(emitter, wire::encode_probe(confirm.round(), bytes));
     ++stats.confirmations;
-    emitter_deadline = now + confirm_window();
+    emitter_deadline = now + config.confirm_window();
     ask_witness(now);
 }
 

@@ -73,7 +73,7 @@ struct detector::state {
 
     // --- sub-protocols ---
     // The emitter timed out and was sent a PROBE; emitter_deadline is then
-    // the end of the confirmation window (confirm_window()).
+    // the end of the confirmation window (detector_config::confirm_window()).
     confirmation confirm;
     // Predecessors behind the emitter, only while it has not yet sent its
     // first word after a mending.
@@ -92,7 +92,6 @@ struct detector::state {
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
-    time_ns confirm_window() const;
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
     rank_t find_emitter() const;
@@ -111,7 +110,6 @@ struct detector::state {
     time_ns next_deadline() const;
 
     // --- probes (detector_probe.cpp) ---
-    std::size_t probe_width() const;
     void refresh_probes(time_ns now, bool send_new);
     void condemn_silent_probes(time_ns now, failed_batch& found);
     void on_probe(rank_t from, const wire::message& msg);

@@ -8,7 +8,7 @@
 // of the emitter's node (itself, when they share one), which reads the
 // emitter's state from its host (transport::local_state):
 //   running: it is only slow; it gets another timeout, until it has been
-//            silent for witness_patience() (1 s, at least 4 timeouts), so
+//            silent for witness_patience (1 s, at least 4 timeouts), so
 //            a process that stays silent while running is still declared;
 //   stopped or gone: a hang or a crash, declared at once, without waiting
 //            out the PROBE's window;
@@ -61,7 +61,7 @@ rank_t detector::state::witness_for(rank_t subject) const {
 
 void detector::state::ask_witness(time_ns now) {
     BTL_FT_ASSERT(confirm.active(), "a witness asked outside a confirmation");
-    if (now - last_heard_at >= witness_patience(config)) {
+    if (now - last_heard_at >= config.witness_patience()) {
         return;
     }
     const rank_t witness = witness_for(emitter);
@@ -78,7 +78,7 @@ void detector::state::ask_witness(time_ns now) {
     confirm.await_remote_witness();
     // Only a node that answers nothing at all (lost, cut off, or starved as
     // a whole) waits for all of it; any answer ends the grace.
-    emitter_deadline = std::max(emitter_deadline, now + remote_witness_wait(config.timeout_ns, config.node_grace_ns));
+    emitter_deadline = std::max(emitter_deadline, now + config.remote_witness_wait());
 }
 
 void detector::state::apply_witness(time_ns now, process_state seen) {
@@ -98,7 +98,7 @@ void detector::state::apply_witness(time_ns now, process_state seen) {
     case process_state::unknown:
         // The witness runs, so its node is not silent: the PROBE decides,
         // in its own window.
-        emitter_deadline = std::min(emitter_deadline, now + confirm_window());
+        emitter_deadline = std::min(emitter_deadline, now + config.confirm_window());
         break;
     }
 }

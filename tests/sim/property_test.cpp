@@ -181,9 +181,7 @@ TEST(Property, AStarvedProcessWithNodeMatesIsNotDeclared) {
 TEST(Property, AWitnessDelaysButNeverPreventsADeclaration) {
     sim_config config = lowlat(32, 0);
     config.per_node = 4;
-    detector_config patience;
-    patience.timeout_ns = config.timeout_ns;
-    config.faults.stall_ns = witness_patience(patience) + 2 * config.timeout_ns;
+    config.faults.stall_ns = config.detector_base().witness_patience() + 2 * config.timeout_ns;
     config.settle_ns = 2 * config.faults.stall_ns;  // the run outlasts the stall
     const run_result result = simulate(config, 5);
     EXPECT_GE(result.totals.witnessed_running, 3u);

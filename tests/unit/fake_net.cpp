@@ -74,12 +74,8 @@ fake_net::fake_net(net_options options)
                                           : ring::make(options_.order, options_.node_of_rank, options_.seed);
     for (rank_t rank = 0; rank < options_.size; ++rank) {
         nodes_.push_back(std::make_unique<node>(*this, rank));
-        detector_config config;
-        config.size = options_.size;
-        config.self = rank;
-        config.period_ns = options_.period_ns;
-        config.timeout_ns = options_.timeout_ns;
-        config.startup_grace_ns = options_.startup_grace_ns + 2 * options_.timeout_ns;
+        detector_config config = make_config(options_.size, rank, options_.period_ns, options_.timeout_ns);
+        config.start_skew_ns = options_.start_skew_ns;
         config.propagator = options_.propagator;
         config.max_message_bytes = options_.max_message_bytes;
         config.probe_width = options_.probe_width;

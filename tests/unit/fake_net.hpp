@@ -34,7 +34,7 @@ struct net_options {
     rank_t size = 8;
     time_ns period_ns = 10 * ms;
     time_ns timeout_ns = 50 * ms;
-    time_ns startup_grace_ns = 10 * ms;  // launch skew, on top of the 2 timeouts of a new link
+    time_ns start_skew_ns = 10 * ms;  // how far apart the processes start
     propagator_kind propagator = propagator_kind::hba;
     ring_order order = ring_order::rank;
     std::vector<std::uint32_t> node_of_rank;  // empty: one node
@@ -42,7 +42,7 @@ struct net_options {
     time_ns min_delay_ns = 100 * us;
     time_ns max_delay_ns = 1 * ms;
     std::size_t max_message_bytes = 4096;
-    std::uint32_t probe_width = detector_config{}.probe_width;
+    std::uint32_t probe_width = BTL_FT_DEFAULT_PROBE_WIDTH;
     bool quorum = false;
     time_ns quorum_wait_ns = detector_config{}.quorum_wait_ns;
     // The runtime, as PRRTE under ULFM: -1 = absent. Otherwise a crash is

@@ -62,13 +62,10 @@ struct recorder final : transport, sink {
 };
 
 inline detector_config config_for(rank_t size, rank_t self, propagator_kind kind = propagator_kind::hba) {
-    detector_config config;
-    config.size = size;
-    config.self = self;
-    config.period_ns = 10'000'000;
-    config.timeout_ns = 50'000'000;
-    config.startup_grace_ns = 120'000'000;  // 20 ms of launch skew on top of 2 timeouts
+    detector_config config = make_config(size, self, 10'000'000, 50'000'000);
+    config.start_skew_ns = 20'000'000;
     config.propagator = kind;
+    config.quorum = false;  // on where a test asks for it
     return config;
 }
 

@@ -89,8 +89,8 @@ TEST(CApi, ErrorsNameTheField) {
     config.timeout_ns = config.period_ns;
     expect_rejected(config, "config.timeout_ns (10000000) must be larger than the period");
     config = valid_config(4, 1);
-    config.startup_grace_ns = -1;
-    expect_rejected(config, "config.startup_grace_ns");
+    config.start_skew_ns = -1;
+    expect_rejected(config, "config.start_skew_ns");
     config = valid_config(4, 1);
     config.ring_order = 3;
     expect_rejected(config, "config.ring_order (3) must be one of rank|node|shuffle");
@@ -158,48 +158,65 @@ TEST(CApi, NamesWordsBack) {
     EXPECT_EQ(btl_ft_propagator_name(-1), nullptr);
 }
 
-// What the shim reports under the MCA variable's name: the member and the
-// rule, the same verdict btl_ft_create() reaches.
+// What the shim reports under the MCA variable's name: the member, by id,
+// and the rule, the same verdict btl_ft_create() reaches.
 TEST(CApi, ConfigProblemNamesTheMemberAndTheRule) {
     char rule[128] = "untouched";
     auto config = valid_config(4, 1);
-    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), nullptr);
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_NONE);
     config.timeout_ns = config.period_ns;
-    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "timeout_ns");
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_TIMEOUT_NS);
     EXPECT_STREQ(rule, "must be larger than the period");
     config = valid_config(4, 1);
     config.period_ns = -5;
-    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "period_ns");
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_PERIOD_NS);
     EXPECT_STREQ(rule, "must be positive");
     config = valid_config(4, 1);
     config.probe_width = 9;
-    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "probe_width");
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_PROBE_WIDTH);
     EXPECT_STREQ(rule, "must be in [1, 8]");
     config = valid_config(4, 1);
+    config.node_grace_ns = -1;
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_NODE_GRACE_NS);
+    config = valid_config(4, 1);
     config.ring_order = 7;
-    EXPECT_STREQ(btl_ft_config_problem(&config, rule, sizeof rule), "ring_order");
-    EXPECT_STREQ(btl_ft_config_problem(nullptr, rule, sizeof rule), "config");
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_RING_ORDER);
+    EXPECT_EQ(btl_ft_config_problem(nullptr, rule, sizeof rule), BTL_FT_FIELD_CONFIG);
+    EXPECT_STREQ(rule, "is NULL");
 }
 
-// The whole startup grace is one field: 0 leaves the 2 timeouts of a new link.
-TEST(CApi, TheFirstHeartbeatIsDueAfterTheStartupGrace) {
-    for (int64_t grace : {int64_t{0}, int64_t{300'000'000}}) {
+// Every field id has a name, the one btl_ft_create()'s message uses.
+TEST(CApi, EveryConfigFieldHasItsMemberName) {
+    EXPECT_STREQ(btl_ft_config_field_name(BTL_FT_FIELD_TIMEOUT_NS), "timeout_ns");
+    EXPECT_STREQ(btl_ft_config_field_name(BTL_FT_FIELD_NODE_GRACE_NS), "node_grace_ns");
+    EXPECT_STREQ(btl_ft_config_field_name(BTL_FT_FIELD_START_SKEW_NS), "start_skew_ns");
+    for (int field = BTL_FT_FIELD_NONE; field < BTL_FT_FIELD_COUNT; ++field) {
+        ASSERT_NE(btl_ft_config_field_name(field), nullptr) << field;
+        EXPECT_STRNE(btl_ft_config_field_name(field), "?") << field;
+    }
+    EXPECT_EQ(btl_ft_config_field_name(BTL_FT_FIELD_COUNT), nullptr);
+}
+
+// The first heartbeat is due after the 2 timeouts of a new link plus the
+// start skew.
+TEST(CApi, TheFirstHeartbeatIsDueAfterTwoTimeoutsAndTheStartSkew) {
+    for (int64_t skew : {int64_t{0}, int64_t{300'000'000}}) {
         mailbox box;
         const auto callbacks = callbacks_for(box);
         auto config = valid_config(2, 0);
-        config.startup_grace_ns = grace;
+        config.start_skew_ns = skew;
         btl_ft_detector_t* detector = nullptr;
         char error[128];
         ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
         ASSERT_EQ(btl_ft_start(detector, 1000), 0);
-        const int64_t due = 1000 + (grace > 0 ? grace : 2 * config.timeout_ns);
+        const int64_t due = 1000 + 2 * config.timeout_ns + skew;
         // the silent emitter is first probed (a confirmation) only after `due`
         for (int64_t now = 1000; now < due; now += config.period_ns) {
             btl_ft_tick(detector, now);
         }
-        EXPECT_EQ(confirmations_of(detector), 0u) << grace;
+        EXPECT_EQ(confirmations_of(detector), 0u) << skew;
         btl_ft_tick(detector, due + 1);
-        EXPECT_EQ(confirmations_of(detector), 1u) << grace;
+        EXPECT_EQ(confirmations_of(detector), 1u) << skew;
         btl_ft_destroy(detector);
     }
 }

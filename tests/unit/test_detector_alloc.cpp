@@ -42,11 +42,7 @@ struct counting_io final : transport, sink {
 
 TEST(HeartbeatPath, AllocatesNothing) {
     counting_io io;
-    detector_config config;
-    config.size = 1024;
-    config.self = 10;
-    config.period_ns = 1000;
-    config.timeout_ns = 5000;
+    const detector_config config = make_config(1024, 10, 1000, 5000);
     detector core(config, ring::make_flat(ring_order::rank, 1024, 0), io, io);
     core.start(0);
     counting = true;

@@ -93,8 +93,9 @@ typedef struct btl_ft_config {
     uint32_t self;
     int64_t period_ns;
     int64_t timeout_ns;
-    int64_t startup_grace_ns;       /* the first heartbeat is due this long after
-                                       btl_ft_start(); 0 = 2 * timeout_ns */
+    int64_t start_skew_ns;          /* how far apart the job's processes call
+                                       btl_ft_start(): the first heartbeat is due
+                                       2 * timeout_ns + start_skew_ns after it */
     int ring_order;                 /* enum btl_ft_ring_order */
     int propagator;                 /* enum btl_ft_propagator */
     uint64_t seed;
@@ -121,6 +122,30 @@ typedef struct btl_ft_config {
                                        timeout, so 0 = half the timeout);
                                        BTL_FT_DEFAULT_NODE_GRACE_NS is libmpi's */
 } btl_ft_config_t;
+
+/* The members btl_ft_config_problem() can name: what a caller maps to its
+ * own names (the shim: to an MCA variable), never a string to compare. */
+enum btl_ft_config_field {
+    BTL_FT_FIELD_NONE = 0, /* the configuration is usable */
+    BTL_FT_FIELD_CONFIG,   /* the pointer itself is NULL */
+    BTL_FT_FIELD_SIZE,
+    BTL_FT_FIELD_SELF,
+    BTL_FT_FIELD_PERIOD_NS,
+    BTL_FT_FIELD_TIMEOUT_NS,
+    BTL_FT_FIELD_START_SKEW_NS,
+    BTL_FT_FIELD_RING_ORDER,
+    BTL_FT_FIELD_PROPAGATOR,
+    BTL_FT_FIELD_NODE_OF_RANK,
+    BTL_FT_FIELD_MAX_MESSAGE_BYTES,
+    BTL_FT_FIELD_FLAG_HANDLE_LENGTH,
+    BTL_FT_FIELD_PROBE_WIDTH,
+    BTL_FT_FIELD_QUORUM_WAIT_NS,
+    BTL_FT_FIELD_CONFIRM_NS,
+    BTL_FT_FIELD_ANSWER_WITHIN_NS,
+    BTL_FT_FIELD_WITNESS_PATIENCE_NS,
+    BTL_FT_FIELD_NODE_GRACE_NS,
+    BTL_FT_FIELD_COUNT
+};
 
 typedef struct btl_ft_stats {
     uint64_t heartbeats_sent;
@@ -156,12 +181,15 @@ typedef struct btl_ft_stats {
 int btl_ft_create(const btl_ft_config_t *config, const btl_ft_callbacks_t *callbacks,
                   btl_ft_detector_t **out, char *error, size_t error_length);
 void btl_ft_destroy(btl_ft_detector_t *detector);
-/* The member of `config` that btl_ft_create() would reject first, by name
- * ("timeout_ns"), with what it accepts written into `rule` (of rule_length
- * bytes, in words without units of this API: "must be positive"); NULL when
- * the configuration is usable. For a caller that reports the problem under
- * its own names, as the shim does with the MCA variable behind a member. */
-const char *btl_ft_config_problem(const btl_ft_config_t *config, char *rule, size_t rule_length);
+/* The member of `config` that btl_ft_create() would reject first (enum
+ * btl_ft_config_field), with what it accepts written into `rule` (of
+ * rule_length bytes, in words without units of this API: "must be
+ * positive"); BTL_FT_FIELD_NONE when the configuration is usable. For a
+ * caller that reports the problem under its own names, as the shim does
+ * with the MCA variable behind a member. */
+int btl_ft_config_problem(const btl_ft_config_t *config, char *rule, size_t rule_length);
+/* The member's name in this API ("timeout_ns"); NULL if unknown. */
+const char *btl_ft_config_field_name(int field);
 
 /* The calls below return 0, or BTL_FT_BROKEN. */
 int btl_ft_start(btl_ft_detector_t *detector, int64_t now_ns);

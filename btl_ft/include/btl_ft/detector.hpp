@@ -79,12 +79,9 @@ struct detector_config {
     rank_t self = 0;
     time_ns period_ns = 0;         // eta: heartbeat period
     time_ns timeout_ns = 0;        // delta: suspicion timeout, > period_ns
-    // How long after start() the first heartbeat may take: the first
-    // deadline is start + startup_grace_ns. 0: 2 * timeout_ns, what a new
-    // link gets after mending; a host whose processes start at different
-    // times (the MPI shim: the skew of leaving MPI_Init) adds that skew.
-    time_ns startup_grace_ns = 0;
-    time_ns first_deadline_after() const { return startup_grace_ns > 0 ? startup_grace_ns : 2 * timeout_ns; }
+    // How far apart the job's processes call start() (the MPI shim: the
+    // skew of leaving MPI_Init; ftsim: one period of random phases).
+    time_ns start_skew_ns = 0;
     propagator_kind propagator = propagator_kind::hba;
     std::size_t max_message_bytes = BTL_FT_MESSAGE_MAX_BYTES;  // encoded notices stay below this
     std::span<const std::byte> flag_handle;  // this process's flag handle, sent in NEWOBSERVER (<= 64 bytes; copied)
@@ -140,17 +137,31 @@ struct detector_config {
     // the others. Its price: a lost node is declared this much after the
     // timeout, not half a timeout.
     time_ns node_grace_ns = BTL_FT_DEFAULT_NODE_GRACE_NS;
+
+    // --- derived values: each has this one formula, which the detector,
+    // ftsim's bounds and the tests all use ---
+
+    // The first deadline after start(): the 2 timeouts a new link gets
+    // after mending (one message delay for NEWOBSERVER, one for the
+    // heartbeat), plus the start skew.
+    time_ns first_deadline_after() const { return 2 * timeout_ns + start_skew_ns; }
+    // How long an observer whose emitter timed out waits for the answer to
+    // its PROBE: confirm_ns or its default, never less than answer_within_ns.
+    time_ns confirm_window() const;
+    // How long after the timeout a witness on another node gets.
+    time_ns remote_witness_wait() const { return node_grace_ns > timeout_ns / 2 ? node_grace_ns : timeout_ns / 2; }
+    time_ns witness_patience() const {
+        return witness_patience_ns > 4 * timeout_ns ? witness_patience_ns : 4 * timeout_ns;
+    }
+    // Predecessors an observer watches at once: beyond floor(log2 size)
+    // overlapping failures the notice overlay gives no guarantee anyway.
+    std::uint32_t probe_width_used() const;
 };
 
-constexpr time_ns witness_patience(const detector_config& config) {
-    return config.witness_patience_ns > 4 * config.timeout_ns ? config.witness_patience_ns : 4 * config.timeout_ns;
-}
-
-// How long after its emitter's timeout an observer waits for a witness on
-// another node (detector_config::node_grace_ns).
-constexpr time_ns remote_witness_wait(time_ns timeout_ns, time_ns node_grace_ns) {
-    return node_grace_ns > timeout_ns / 2 ? node_grace_ns : timeout_ns / 2;
-}
+// The one way a detector_config is built, by the shim (through the C ABI),
+// ftsim and the unit tests' fakes: the job, the two timings, and libmpi's
+// defaults (btl_ft.h) for everything else, which the caller then changes.
+detector_config make_config(rank_t size, rank_t self, time_ns period_ns, time_ns timeout_ns);
 
 // The confirmation window when detector_config::confirm_ns is 0: long
 // enough for a PROBE and its answer between two running detector threads,
@@ -197,15 +208,18 @@ constexpr std::uint64_t heartbeat_word(rank_t emitter, std::uint32_t sequence) {
 constexpr rank_t heartbeat_emitter(std::uint64_t word) { return static_cast<rank_t>(word >> 32); }
 constexpr std::uint32_t heartbeat_sequence(std::uint64_t word) { return static_cast<std::uint32_t>(word); }
 
-// The first field of a configuration that the detector cannot use: its
-// name (as in detector_config and btl_ft_config_t), its value, and what it
-// accepts in words a user of any host can read ("must be positive").
+// The first field of a configuration that the detector cannot use: which
+// (a member of btl_ft_config_t, most of them also of detector_config), its
+// value, and what it accepts in words a user of any host can read ("must
+// be positive").
 struct config_problem {
-    const char* field;
+    btl_ft_config_field field;
     long long value;
     std::string rule;
 };
 std::optional<config_problem> find_config_problem(const detector_config& config);
+// The field's name in btl_ft_config_t ("timeout_ns"); "?" if unknown.
+const char* name_of(btl_ft_config_field field);
 // "field (value) rule", the problem on one line.
 std::string describe(const config_problem& problem);
 // Empty when `config` is usable; otherwise that problem on one line. The

@@ -52,8 +52,8 @@
 #include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
-/* How far apart processes may leave MPI_Init: the first heartbeat gets this
- * on top of the two timeouts of a new link, and one timeout more. */
+/* How far apart processes may leave MPI_Init. The job's start skew is this
+ * plus one timeout of slack; the core adds the two timeouts of a new link. */
 #define LAUNCH_SKEW_NS NS_PER_S
 #define DECLARED_DEAD_EXIT_STATUS 1
 
@@ -130,26 +130,17 @@ int ompi_comm_failure_detector_publish(void)
     return OMPI_SUCCESS;
 }
 
+/* What the variables set, and what only this process knows. */
 static btl_ft_config_t config_from_params(void)
 {
-    const ompi_comm_ft_detector_params_t *params = &module.params;
+    btl_ft_config_t config = module.params.detector;
 
-    return (btl_ft_config_t){
-        .size = module.world_size,
-        .self = module.self,
-        .period_ns = params->period_ns,
-        .timeout_ns = params->timeout_ns,
-        .startup_grace_ns = 3 * params->timeout_ns + LAUNCH_SKEW_NS,
-        .ring_order = params->ring_order,
-        .propagator = params->propagator,
-        .seed = params->seed,
-        .probe_width = params->probe_width,
-        .quorum = params->quorum,
-        /* the driver progresses a computing process every half period */
-        .answer_within_ns = params->period_ns,
-        .witness = params->witness,
-        .node_grace_ns = params->node_grace_ns,
-    };
+    config.size = module.world_size;
+    config.self = module.self;
+    config.start_skew_ns = config.timeout_ns + LAUNCH_SKEW_NS;
+    /* the driver progresses a computing process every half period */
+    config.answer_within_ns = config.period_ns;
+    return config;
 }
 
 /* Node watching needs the detector thread: it is its wait that holds the pidfds. */
@@ -161,7 +152,7 @@ static bool watches_node(void)
 /* The pids of this node's processes serve the witnesses and the node watch. */
 static bool knows_node_processes(void)
 {
-    return module.params.witness || watches_node();
+    return module.params.detector.witness || watches_node();
 }
 
 /* The detector's own transport, if it started everywhere; false means the
@@ -234,7 +225,7 @@ static int create_core(void)
     int ret;
 
     /* before anything is set up: what the user set must pass the core */
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&module.params, &config))) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&config))) {
         return ret;
     }
     /* node ids serve the ring order, the witnesses and the transport
@@ -343,8 +334,8 @@ int ompi_comm_failure_detector_init(void)
     register_failure_kind_pvar();
     opal_output_verbose(2, ompi_ftmpi_output_handle,
                         "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s, over %s",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.period_ns / 1e9,
-                        module.params.timeout_ns / 1e9,
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.detector.period_ns / 1e9,
+                        module.params.detector.timeout_ns / 1e9,
                         module.params.use_thread ? "in a thread" : "from progress",
                         module.over_ucx ? "its own UCX context" : "the application's BTLs");
     return OMPI_SUCCESS;
@@ -448,7 +439,7 @@ static void close_call(uint32_t emitter, int64_t silent_ns)
     ompi_comm_ft_log(0, "btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
                      "(timeout %.1f ms): a false failure came close; consider a larger "
                      "mpi_ft_detector_timeout",
-                     emitter, silent_ns / 1e6, module.params.timeout_ns / 1e6);
+                     emitter, silent_ns / 1e6, module.params.detector.timeout_ns / 1e6);
 }
 
 /* At finalize: silent when nothing came close, so a healthy job prints nothing. */

@@ -60,22 +60,16 @@ BEGIN_C_DECLS
 
 #define OMPI_FT_DETECTOR_HELP_FILE "help-mpi-ft-detector.txt"
 
-/* Validated configuration, read from the MCA variables. */
+/* What the MCA variables set, parsed: the detector's own settings straight
+ * into the core's configuration (period, timeout, ring order, propagator,
+ * seed, probe width, quorum, witness, node grace), the shim's beside it. */
 typedef struct ompi_comm_ft_detector_params_t {
+    btl_ft_config_t detector;
     bool enable;
     bool use_thread;
     bool rdma_heartbeat;
     bool fence;
-    int64_t period_ns;
-    int64_t timeout_ns;
-    int ring_order;  /* enum btl_ft_ring_order */
-    int propagator;  /* enum btl_ft_propagator */
-    uint64_t seed;
-    uint32_t probe_width;
-    bool quorum;
-    bool witness;
     bool watch_node;
-    int64_t node_grace_ns;
     int transport; /* OMPI_COMM_FT_TRANSPORT_* */
 } ompi_comm_ft_detector_params_t;
 
@@ -89,8 +83,7 @@ int ompi_comm_ft_detector_params_register(void);
 int ompi_comm_ft_detector_params_get(ompi_comm_ft_detector_params_t *params);
 /* The core's verdict on a configuration built from the variables, shown
  * under the name of the variable behind the member it rejects. */
-int ompi_comm_ft_detector_params_check(const ompi_comm_ft_detector_params_t *params,
-                                       const btl_ft_config_t *config);
+int ompi_comm_ft_detector_params_check(const btl_ft_config_t *config);
 /* Before the modex, silently: whether the detector will run over its own
  * UCX transport (an invalid value is reported later, by params_get). */
 bool ompi_comm_ft_detector_params_want_ucx(void);
