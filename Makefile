@@ -22,9 +22,12 @@ DEPS_STAMP  := $(BUILD)/.deps-ok
 JOBS ?= $(shell nproc)
 SLOW ?= 0
 # BTL=sm|tcp|uct[:domains]|ofi[:provider] runs the MPI tests and benchmarks over
-# that transport (tests/mpi/harness.py, transport_mca); OFI_PROVIDER picks
+# that transport (mpijobs/mpirun.py, transport_mca); OFI_PROVIDER picks
 # btl/ofi's provider when BTL=ofi names none.
 export BTL OFI_PROVIDER
+# The Python scripts of tests/ and benchmarks/ import the package mpijobs
+# (and benchmarks.*, tests.*) from the repository's root.
+export PYTHONPATH := $(ROOT)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
 OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh

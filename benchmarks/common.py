@@ -9,30 +9,26 @@ bounds every run by a deadline. It streams the output, so a run whose
 survivors have all reported but whose mpirun never returns (stock leaves a
 stopped process unfenced) is recorded as such after a short grace period
 instead of costing the whole deadline. On overrun it kills the processes of
-the run's own session by id (harness.kill_session, as harness.run does).
+the run's own session by id (launch.kill_session, as launch.run does).
 """
 import argparse
 import datetime
 import fcntl
 import json
 import os
-import queue
 import re
-import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "mpi"))
-import harness  # noqa: E402  (compile_program, mpirun_command, inject_file)
+from mpijobs import launch, mpicmd, paths
 
-# BTL=sm|tcp|uct[:domains]|ofi[:provider] (harness.transport_mca) runs every job
+ROOT = paths.ROOT
+
+# BTL=sm|tcp|uct[:domains]|ofi[:provider] (mpicmd.transport_mca) runs every job
 # over one transport; its results go beside the default ones instead of
 # replacing them, under a name with the variant's punctuation made plain.
-TRANSPORT = harness.selected_transport()
+TRANSPORT = mpicmd.selected_transport()
 TRANSPORT_NAME = None if TRANSPORT is None else re.sub(r"[^A-Za-z0-9_,.-]+", "-", TRANSPORT)
 RESULTS_NAME = "results" if TRANSPORT is None else f"results-{TRANSPORT_NAME}"
 RESULTS = ROOT / "benchmarks" / RESULTS_NAME
@@ -73,7 +69,7 @@ def config_mca(name, eta_s=None, delta_s=None, extra=None):
 
 
 def compile_for(source, variant):
-    return harness.compile_program(source, BIN, variant)
+    return mpicmd.compile_program(source, BIN, variant)
 
 
 def progress(message):
@@ -119,91 +115,11 @@ def _note_lock_wait(seconds):
         out.write(json.dumps({"script": Path(sys.argv[0]).name, "waited_s": round(seconds, 2)}) + "\n")
 
 
-def _reader(stream, lines):
-    for line in stream:
-        lines.put(line)
-    lines.put(None)
-
-
-def run_mpi(cmd, deadline_s, expect_records=None, grace_s=5.0, env=None, stop_when=None):
-    """Runs `cmd` under the lock; returns a dict with outcome
-    ('exited' | 'hung_after_report' | 'overran' | 'stopped': stop_when(line)
-    was true for a line of output, the run's answer is known), returncode, wall_s,
-    records (JSON lines printed) and the whole output."""
-    _unwind_on_sigterm()
+def run_mpi(cmd, deadline_s, **options):
+    """mpijobs.launch.run under the machine-wide lock, in build/bench/run
+    (options: expect_records, grace_s, stop_when, on_overrun, env)."""
     with MpiLock():
-        start = time.monotonic()
-        # ranks that die write crash droppings (libinfinipath's *.btr) into their
-        # working directory: keep them out of the source tree
-        RUN_DIR.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True,
-                                text=True, env=env, cwd=RUN_DIR)
-        lines, output, records = queue.Queue(), [], []
-        threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-        outcome = None
-        try:
-            outcome = _follow(proc, lines, output, records, deadline_s, expect_records, grace_s,
-                              stop_when, start)
-        finally:   # also on Ctrl-C or SIGTERM: never leave a run behind
-            harness.kill_session(proc.pid)
-        wall_s = time.monotonic() - start
-        proc.wait()
-        returncode = proc.returncode if outcome == "exited" else None
-    return {"outcome": outcome, "returncode": returncode, "wall_s": round(wall_s, 3),
-            "records": records, "output": "".join(output)}
-
-
-def _follow(proc, lines, output, records, deadline_s, expect_records, grace_s, stop_when, start):
-    """Reads the run's output until it ends or its answer is known; returns the outcome."""
-    outcome, reported_at, eof = None, None, False
-    while outcome is None:
-        now = time.monotonic()
-        if eof and proc.poll() is not None:
-            outcome = "exited"
-        elif now - start > deadline_s:
-            outcome = "overran"
-        elif reported_at is not None and now - reported_at > grace_s:
-            outcome = "hung_after_report"
-        try:
-            line = lines.get(timeout=0.05)
-        except queue.Empty:
-            continue
-        if line is None:
-            eof = True
-            continue
-        output.append(line)
-        if stop_when and stop_when(line):
-            outcome = "stopped"
-        record = _parse_record(line)
-        if record is not None:
-            records.append(record)
-            if expect_records and len(records) >= expect_records and reported_at is None:
-                reported_at = time.monotonic()
-    return outcome
-
-
-def _exit_on_sigterm(signum, frame):
-    raise SystemExit(128 + signum)   # unwinds through run_mpi's clean-up
-
-
-def _unwind_on_sigterm():
-    """A benchmark stopped with SIGTERM (a CI timeout, make's) still kills
-    its run: installed by the first run, in the main thread, unless the
-    script chose its own handler."""
-    if (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL):
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
-
-
-def _parse_record(line):
-    line = line.strip()
-    if line.startswith("{") and line.endswith("}"):
-        try:
-            return json.loads(line)
-        except json.JSONDecodeError:
-            return None
-    return None
+        return launch.run(cmd, deadline_s, cwd=RUN_DIR, **options)
 
 
 class JsonLines:

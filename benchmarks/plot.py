@@ -15,8 +15,8 @@ matplotlib.use("Agg")   # no display on CI or over ssh
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-import common  # noqa: E402
-import summary  # noqa: E402
+from benchmarks import common
+from benchmarks import summary
 
 COLORS = {"btl_ft": "tab:blue", "btl_ft-btl": "tab:cyan", "stock-detector": "tab:orange",
           "stock-default": "tab:gray"}

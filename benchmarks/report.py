@@ -9,11 +9,10 @@ table.
 import json
 import sys
 
-import common
-import summary
+from benchmarks import common
+from benchmarks import summary
 
-sys.path.insert(0, str(common.ROOT / "benchmarks" / "scale"))
-import report_sim  # noqa: E402  (the simulator's sections)
+from benchmarks.scale import report_sim
 
 OUT = common.ROOT / "benchmarks" / ("RESULTS.md" if common.TRANSPORT is None
                                     else f"RESULTS-{common.TRANSPORT_NAME}.md")

@@ -20,15 +20,16 @@ import sys
 import time
 from pathlib import Path
 
-import common
+from benchmarks import common
+from mpijobs import mpicmd
 
 HERE = Path(__file__).resolve().parent
 
 
 def harness_transport():
-    """BTL=... (tests/mpi/harness.py): the transport every job was restricted to."""
-    name = common.harness.selected_transport()
-    return {"name": name, "mca": common.harness.transport_mca(name)} if name else None
+    """BTL=... (mpijobs/mpirun.py): the transport every job was restricted to."""
+    name = mpicmd.selected_transport()
+    return {"name": name, "mca": mpicmd.transport_mca(name)} if name else None
 
 
 def machine():

@@ -4,7 +4,7 @@ it always say the same thing.
 """
 from collections import defaultdict
 
-from common import median
+from benchmarks.common import median
 
 
 def _group(records, key):

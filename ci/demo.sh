@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
 # `make demo`: see tests/mpi/demo.py.
 source "$(dirname "$0")/common.sh"
-exec python3 "$BTL_FT_ROOT/tests/mpi/demo.py" "$@"
+PYTHONPATH=$BTL_FT_ROOT${PYTHONPATH:+:$PYTHONPATH} exec python3 "$BTL_FT_ROOT/tests/mpi/demo.py" "$@"

@@ -1,12 +1,12 @@
 """Emulated nodes for node-loss tests: network namespaces on this machine.
 
-setup.sh makes btlft-n0..n3 and btlft-head, joined through a bridge that
+tests/netns/setup.sh makes btlft-n0..n3 and btlft-head, joined through a bridge that
 lives in btlft-switch, on 10.77.0.0/24 (see common.sh). This module starts
 mpirun in btlft-head, with PRRTE's ssh launcher pointed at agent.sh so that
 each prted starts inside its node's namespace, and injects node losses:
 a silent link cut, every rank of a node killed, or every process of a node
 killed. Tests call reap() afterwards: prted runs in its own process group,
-out of reach of the harness's session kill, and a cut node's prted never
+out of reach of mpijobs.job's session kill, and a cut node's prted never
 hears that the job ended.
 
 The alternative rejected: containers or VMs per node. They need images and
@@ -19,14 +19,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent / "mpi"))
-import harness  # noqa: E402
+from mpijobs import launch, mpicmd, paths
+
+# setup.sh, agent.sh, teardown.sh and common.sh: the namespaces themselves
+NETNS = paths.ROOT / "tests" / "netns"
 
 SKIP = 77                      # setup.sh's and the tests' "cannot run here"
 HEAD = "btlft-head"
@@ -98,7 +98,7 @@ def node_name(index):
 def ensure_nodes(n=2):
     """Creates (or keeps) n nodes; returns their names and the hostfile."""
     try:
-        r = subprocess.run([str(HERE / "setup.sh"), str(n)], capture_output=True, text=True,
+        r = subprocess.run([str(NETNS / "setup.sh"), str(n)], capture_output=True, text=True,
                            timeout=120)
     except FileNotFoundError as e:
         raise Unavailable(str(e)) from e
@@ -126,14 +126,14 @@ def ranks_on(index, np, nodes):
 
 
 def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, extra=(), detached=False):
-    """harness.mpirun_command spread over the emulated nodes, block by block
+    """mpirun.command spread over the emulated nodes, block by block
     (ranks_on), every byte on 10.77.0.0/24: PRRTE's OOB and the TCP BTL.
     detached: each node's daemon in a session of its own, as PRRTE does by
     default (benchmarks/accuracy compares both)."""
     hostfile = STATE_DIR / f"hostfile-{nodes}"
     mca = {"btl": "tcp,self", "btl_tcp_if_include": SUBNET, **(mca or {})}
     spread = ["--hostfile", hostfile, "--map-by", f"ppr:{ranks_per_node(np, nodes)}:node",
-              "--prtemca", "plm_ssh_agent", HERE / "agent.sh",
+              "--prtemca", "plm_ssh_agent", NETNS / "agent.sh",
               # every prted a child of mpirun: a lost node takes no other with it
               "--prtemca", "plm_ssh_no_tree_spawn", "1",
               "--prtemca", "oob_tcp_if_include", SUBNET,
@@ -151,7 +151,7 @@ def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, ex
         # ms, which separate machines never do to each other. In mpirun's
         # session every process competes on its own.
         spread.append("--leave-session-attached")
-    cmd = harness.mpirun_command(np, program_args, mca=mca, variant=variant,
+    cmd = mpicmd.mpirun(np, program_args, mca=mca, variant=variant,
                                  extra=[str(a) for a in spread] + list(extra))
     return in_namespace(HEAD, cmd)
 
@@ -260,7 +260,7 @@ def kill_ranks(node, program):
     """SIGKILL every rank of program on node at once; prted stays, so PRRTE
     sees the exits. Returns the world ranks killed."""
     procs = rank_processes(node, program)
-    harness.kill_until_gone(lambda: list(procs))
+    launch.kill_until_gone(lambda: list(procs))
     return sorted(procs.values())
 
 
@@ -269,7 +269,7 @@ def kill_node(node, program=None):
     while its network stays up, so peers get resets. Returns the ranks of
     program that were there."""
     ranks = sorted(rank_processes(node, program).values()) if program else []
-    harness.kill_until_gone(lambda: pids_in(node))
+    launch.kill_until_gone(lambda: pids_in(node))
     return ranks
 
 
@@ -306,7 +306,7 @@ def reap(nodes):
     """Kills every process in head and nodes and heals every link: the
     namespaces are ready for the next test."""
     for ns in [HEAD, *nodes]:
-        harness.kill_until_gone(lambda ns=ns: pids_in(ns))
+        launch.kill_until_gone(lambda ns=ns: pids_in(ns))
     for node in nodes:
         restore_link(node)
     _remove_stale_session_dirs()

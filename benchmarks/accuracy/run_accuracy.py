@@ -15,11 +15,9 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import mpicmd
 
 # btl_ft's and stock's verbose-1 lines when they declare a process failed
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
@@ -39,16 +37,16 @@ def run_one(config, eta, np_, compute_s):
                "--deadline-s", 20, "--compute-s", compute_s]
     # every rank reporting is the answer: a mpirun that then fails to return
     # (stock's detector can hang in MPI_Finalize) is a defect, not a false failure
-    run = common.run_mpi(harness.mpirun_command(np_, program, mca=mca, variant=variant),
+    run = common.run_mpi(mpicmd.mpirun(np_, program, mca=mca, variant=variant),
                          compute_s + 60, expect_records=np_,
                          stop_when=lambda line: bool(SUSPICION.search(line)))
-    finished = [r for r in run["records"] if "rounds" in r]
-    suspicions = [l for l in run["output"].splitlines() if SUSPICION.search(l)]
-    ended = run["returncode"] == 0 or run["outcome"] == "hung_after_report"
+    finished = [r for r in run.records if "rounds" in r]
+    suspicions = [l for l in run.output.splitlines() if SUSPICION.search(l)]
+    ended = run.returncode == 0 or run.outcome == "hung_after_report"
     clean = ended and len(finished) == np_ and not suspicions
     return {"benchmark": "accuracy", "config": config, "eta_s": eta, "delta_s": 5 * eta,
             "np": np_, "cores": os.cpu_count(), "compute_s": compute_s, "mca": mca,
-            "outcome": run["outcome"], "returncode": run["returncode"], "wall_s": run["wall_s"],
+            "outcome": run.outcome, "returncode": run.returncode, "wall_s": run.wall_s,
             "ranks_finished": len(finished), "false_failure": not clean,
             "suspicion_lines": suspicions[:5]}
 

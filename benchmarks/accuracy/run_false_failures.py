@@ -28,14 +28,11 @@ import re
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
-sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-import netns_scenario  # noqa: E402
-import nodes  # noqa: E402
+from benchmarks import common
+from tests.netns import netns_scenario
+from mpijobs import nodes
+from mpijobs import mpicmd, paths
 
 # btl_ft's and stock's verbose-1 lines when they declare a process failed
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
@@ -111,7 +108,7 @@ def run_on_nodes(config, delta, setup, bounds):
 
 def start_load(variant):
     """The second job: 2 spinning processes under their own mpirun and session."""
-    cmd = [str(harness.prefix(variant) / "bin" / "mpirun"), "-np", "2", "--oversubscribe",
+    cmd = [str(paths.prefix(variant) / "bin" / "mpirun"), "-np", "2", "--oversubscribe",
            "--bind-to", "none"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
@@ -140,17 +137,17 @@ def run_loaded(config, delta, np_):
                "--deadline-s", 20, "--compute-s", LOADED_COMPUTE_S]
     load = start_load(variant)
     try:
-        run = common.run_mpi(harness.mpirun_command(np_, program, mca=mca, variant=variant),
+        run = common.run_mpi(mpicmd.mpirun(np_, program, mca=mca, variant=variant),
                              LOADED_COMPUTE_S + 60, expect_records=np_,
                              stop_when=lambda line: bool(SUSPICION.search(line)))
     finally:
         stop_load(load)
     # every rank reporting is the answer; a mpirun that then fails to return
     # is a defect of its own, not a false failure
-    ended = run["returncode"] == 0 or run["outcome"] == "hung_after_report"
-    clean, evidence = verdict(run["records"], np_, run["output"], ended,
+    ended = run.returncode == 0 or run.outcome == "hung_after_report"
+    clean, evidence = verdict(run.records, np_, run.output, ended,
                                 f"outcome {run['outcome']}, mpirun exit {run['returncode']}")
-    return clean, evidence, run["wall_s"]
+    return clean, evidence, run.wall_s
 
 
 def scan_setup(sink, config, setup, runs, deltas, bounds):

@@ -13,9 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import mpicmd
 
 
 def parse(argv):
@@ -50,8 +49,8 @@ def cells(quick):
 
 
 def summarize(run, victims, n, not_detected_s):
-    survivors = [r for r in run["records"] if "agreed_ms" in r]
-    errors = sorted({r["error"] for r in run["records"] if "error" in r})
+    survivors = [r for r in run.records if "agreed_ms" in r]
+    errors = sorted({r["error"] for r in run.records if "error" in r})
     agreed = sorted(r["agreed_ms"] for r in survivors)
     interrupted = sorted(r["interrupted_ms"] for r in survivors)
     shrink = sorted(r["shrink_ms"] for r in survivors)
@@ -75,20 +74,20 @@ def run_cell(sink, config, eta, kind, n, f, placement, rep, deadline_s, startup_
     victims = victims_of(n, f, placement)
     variant, mca = common.config_mca(config, eta, 5 * eta)
     exe = common.compile_for(common.ULFM_AGREE, variant)
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     program = [exe, "--victims", ",".join(map(str, victims)), "--kind", kind,
                "--inject-after-ms", 300, "--inject-file", inject, "--deadline-s", deadline_s]
-    cmd = harness.mpirun_command(n, program, mca=mca, variant=variant)
+    cmd = mpicmd.mpirun(n, program, mca=mca, variant=variant)
     # the bound covers start-up of n ranks on few cores plus the program's own deadline
     run = common.run_mpi(cmd, deadline_s + startup_s + n, expect_records=n - f)
     Path(inject).unlink(missing_ok=True)
     record = {"benchmark": "agree", "config": config, "kind": kind, "n": n, "f": f,
               "placement": placement, "victims": victims, "eta_s": eta, "delta_s": 5 * eta,
-              "rep": rep, "deadline_s": deadline_s, "mca": mca, "outcome": run["outcome"],
-              "returncode": run["returncode"], "wall_s": run["wall_s"],
+              "rep": rep, "deadline_s": deadline_s, "mca": mca, "outcome": run.outcome,
+              "returncode": run.returncode, "wall_s": run.wall_s,
               **summarize(run, victims, n, deadline_s)}
     if not record["detected"] or not record["correct"]:
-        record["output_tail"] = run["output"][-800:]
+        record["output_tail"] = run.output[-800:]
     sink.write(record)
     return record
 

@@ -19,13 +19,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import daemon_stopper  # noqa: E402  (tests/mpi)
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import daemon_stopper
 
-sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-import nodes as netns  # noqa: E402
+from mpijobs import nodes as netns
+from mpijobs import mpicmd
 
 PROGRAM = Path(__file__).resolve().parent / "crash_notice.c"
 FLOOR_PROGRAM = Path(__file__).resolve().parent / "crash_floor.c"
@@ -74,7 +72,7 @@ def parse(argv):
 
 
 def summarize(run, n):
-    survivors = [r for r in run["records"] if "barrier_ms" in r]
+    survivors = [r for r in run.records if "barrier_ms" in r]
     correct = [r for r in survivors if r["barrier_error"] == "proc_failed" and r["failed"] == [n - 1]]
     barrier = sorted(r["barrier_ms"] for r in survivors)
     agree = sorted(r["agree_ms"] for r in survivors)
@@ -109,7 +107,7 @@ def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
     variant, mca = common.config_mca(base_config(config), eta_s, None if eta_s is None else 5 * eta_s,
                                      extra=extra_mca(config, setup))
     exe = common.compile_for(PROGRAM, variant)
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     program = [exe, "--victim", n - 1, "--inject-file", inject, "--deadline-s", deadline_s]
     stopper = None
     if setup == DAEMON_STOPPED:
@@ -118,7 +116,7 @@ def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
         stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
         stopper.start()
     if setup in ("1 host", DAEMON_STOPPED):
-        run = common.run_mpi(harness.mpirun_command(n, program, mca=mca, variant=variant),
+        run = common.run_mpi(mpicmd.mpirun(n, program, mca=mca, variant=variant),
                              deadline_s + 20 + n, expect_records=n - 1)
     else:
         with netns.exclusive():
@@ -132,12 +130,12 @@ def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
         stopper.finish()
     Path(inject).unlink(missing_ok=True)
     record = {"benchmark": "crash", "config": config, "setup": setup, "n": n, "victim": n - 1,
-              "eta_s": eta_s, "mca": mca, "outcome": run["outcome"], "returncode": run["returncode"],
-              "wall_s": run["wall_s"], **summarize(run, n)}
+              "eta_s": eta_s, "mca": mca, "outcome": run.outcome, "returncode": run.returncode,
+              "wall_s": run.wall_s, **summarize(run, n)}
     if stopper and stopper.note:
         record["stopper"] = stopper.note
     if not record["correct"]:
-        record["output_tail"] = run["output"][-800:]
+        record["output_tail"] = run.output[-800:]
     return record
 
 

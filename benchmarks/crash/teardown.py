@@ -28,9 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import launch, mpicmd
 
 PROGRAM = Path(__file__).resolve().parent / "crash_notice.c"
 FIND_VICTIM_S = 30
@@ -42,7 +41,7 @@ def victim_pid(exe, rank, proc):
     end = time.monotonic() + FIND_VICTIM_S
     wanted = f"OMPI_COMM_WORLD_RANK={rank}".encode()
     while time.monotonic() < end and proc.poll() is None:
-        for sid_pid in harness.session_pids(proc.pid):
+        for sid_pid in launch.session_pids(proc.pid):
             try:
                 cmdline = Path(f"/proc/{sid_pid}/cmdline").read_bytes()
                 environ = Path(f"/proc/{sid_pid}/environ").read_bytes().split(b"\0")
@@ -55,11 +54,11 @@ def victim_pid(exe, rank, proc):
 
 
 def one_run(transport, np_, extra):
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     exe = common.compile_for(PROGRAM, "ompi")
     # a long warm-up leaves time to find the victim before it dies
     program = [exe, "--victim", np_ - 1, "--inject-file", inject, "--deadline-s", 10, "--warmup", 300]
-    cmd = harness.mpirun_command(np_, program, mca={"mpi_ft_detector_transport": transport},
+    cmd = mpicmd.mpirun(np_, program, mca={"mpi_ft_detector_transport": transport},
                                  extra=extra)
     proc = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True, text=True)
@@ -73,7 +72,7 @@ def one_run(transport, np_, extra):
         os.close(pidfd)
         output, _ = proc.communicate(timeout=DEADLINE_S)
     finally:
-        harness.kill_session(proc.pid)
+        launch.kill_session(proc.pid)
     killed_ns = int(Path(inject).read_text().split()[0])
     Path(inject).unlink(missing_ok=True)
     barriers = sorted(json.loads(line)["barrier_ms"] for line in output.splitlines()

@@ -11,12 +11,10 @@ Output: benchmarks/results/footprint.jsonl, one line per (run, test).
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
 
-sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-import nodes as netns  # noqa: E402
+from mpijobs import nodes as netns
+from mpijobs import mpicmd
 
 SOURCE = Path(__file__).resolve().parent / "footprint.c"
 ONE_HOST, TWO_NODES = "1 host", "2 nodes"
@@ -39,16 +37,16 @@ def run_one(sink, setup, np_, label, extra, rep):
     variant, mca = common.config_mca("btl_ft", None, None, extra)
     exe = common.compile_for(SOURCE, variant)
     if setup == ONE_HOST:
-        command = harness.mpirun_command(np_, [exe, SETTLE_MS], mca=mca, variant=variant)
+        command = mpicmd.mpirun(np_, [exe, SETTLE_MS], mca=mca, variant=variant)
     else:
         command = netns.mpirun_command_netns(np_, [exe, SETTLE_MS], mca=mca, variant=variant, nodes=2)
     run = common.run_mpi(command, DEADLINE_S, expect_records=3)
     values = {}
-    for r in run["records"]:
+    for r in run.records:
         sink.write({"benchmark": "footprint", "label": label, "rep": rep, "setup": setup, "ranks": np_,
                     "mca": mca,
                     "test": r["test"], "unit": r["unit"], "median": r["median"], "max": r["max"],
-                    "outcome": run["outcome"]})
+                    "outcome": run.outcome})
         values[r["test"]] = r["median"]
     if not values:
         common.progress(f"footprint {setup} np {np_} {label}: no result ({run['outcome']})")

@@ -13,14 +13,11 @@ what the report takes the median and quartiles of.
 Output: benchmarks/results/latency.jsonl, one line per (run, test).
 """
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
 
-sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-import nodes as netns  # noqa: E402
+from mpijobs import nodes as netns
+from mpijobs import mpicmd
 
 SOURCE = common.ROOT / "benchmarks" / "overhead" / "overhead.c"
 ONE_HOST, TWO_NODES = "1 host", "2 nodes"
@@ -46,20 +43,20 @@ def run_one(sink, setup, label, eta, extra, rep):
     values = {}
     for args, lines in PROGRAMS:
         if setup == ONE_HOST:
-            command = harness.mpirun_command(2, [exe] + args, mca=mca, variant=variant)
+            command = mpicmd.mpirun(2, [exe] + args, mca=mca, variant=variant)
         else:
             command = netns.mpirun_command_netns(2, [exe] + args, mca=mca, variant=variant, nodes=2)
         run = common.run_mpi(command, DEADLINE_S, expect_records=lines)
-        if not run["records"]:
+        if not run.records:
             common.progress(f"latency {setup} {label}: {args[0]} gave no result ({run['outcome']})")
-        for r in run["records"]:
+        for r in run.records:
             if r["test"] in IGNORED:
                 continue
             sink.write({"benchmark": "latency", "setup": setup, "label": f"{label} ({setup})",
                         "config": "btl_ft", "eta_s": eta, "delta_s": eta and 5 * eta,
                         "baseline": None if label == "off" else baseline, "rep": rep, "mca": mca,
                         "test": r["test"], "value": r["value"], "unit": r["unit"], "ranks": r["ranks"],
-                        "outcome": run["outcome"]})
+                        "outcome": run.outcome})
             values[r["test"]] = r["value"]
     return values
 

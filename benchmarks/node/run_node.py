@@ -10,13 +10,10 @@ ended. Needs root; where namespaces cannot be made, one line says so.
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-import netns_scenario  # noqa: E402
-import nodes  # noqa: E402
+from benchmarks import common
+from tests.netns import netns_scenario
+from mpijobs import nodes
 
 NP, NODES = 4, 2
 

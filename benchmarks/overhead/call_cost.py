@@ -4,13 +4,11 @@ wall-clock latency on this VM swings by tens of percent. Only rank 0 runs
 under valgrind; rank 1 runs natively and keeps the detector watching a live
 peer."""
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import mpicmd
 
 SOURCE = Path(__file__).resolve().parent / "call_cost.c"
 ITERATIONS = 20000
@@ -45,7 +43,7 @@ def measure(variant, mca):
     with tempfile.TemporaryDirectory(prefix="call_cost.") as tmp:
         out = Path(tmp) / "callgrind.out"
         program = ["sh", "-c", RANK0_UNDER_CALLGRIND, "call_cost", exe, ITERATIONS]
-        cmd = harness.mpirun_command(2, program, mca=mca, variant=variant,
+        cmd = mpicmd.mpirun(2, program, mca=mca, variant=variant,
                                      extra=["-x", f"CALLGRIND_OUT={out}"])
         run = common.run_mpi(cmd, 120, expect_records=1)
         values = {}
@@ -54,4 +52,4 @@ def measure(variant, mca):
             # thread 1 is the application's; the detector's has dumps of its own
             if thread == 1 and trigger in TESTS and total is not None:
                 values[TESTS[trigger]] = total / ITERATIONS
-        return values, run["outcome"]
+        return values, run.outcome

@@ -16,10 +16,9 @@ benchmarks/results/overhead.jsonl, one line per (run, test).
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
-import call_cost  # noqa: E402
+from benchmarks import common
+from benchmarks.overhead import call_cost
+from mpijobs import mpicmd
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "overhead.c"
@@ -82,15 +81,15 @@ def run_one(sink, quick, label, config, eta, baseline, extra, rep):
     # period after the results
     for source, np_, args, lines in programs(quick, config, eta):
         exe = common.compile_for(source, variant)
-        run = common.run_mpi(harness.mpirun_command(np_, [exe] + args, mca=mca, variant=variant), DEADLINE_S,
+        run = common.run_mpi(mpicmd.mpirun(np_, [exe] + args, mca=mca, variant=variant), DEADLINE_S,
                              expect_records=lines)
-        if not run["records"]:
+        if not run.records:
             common.progress(f"overhead {label}: {args[0]} gave no result ({run['outcome']})")
-        for r in run["records"]:
+        for r in run.records:
             sink.write({"benchmark": "overhead", "label": label, "config": config, "eta_s": eta,
                         "delta_s": eta and 5 * eta, "baseline": baseline, "rep": rep, "mca": mca,
                         "test": r["test"], "value": r["value"], "unit": r["unit"], "ranks": r["ranks"],
-                        "outcome": run["outcome"]})
+                        "outcome": run.outcome})
             values[r["test"]] = r["value"]
     if call_cost.available() and config != BARE:
         counted, outcome = call_cost.measure(variant, mca)

@@ -18,9 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
-import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import mpicmd
 
 PROPAGATORS = ("hba", "bmg", "chord")
 STATS = re.compile(r"btl_ft: heartbeats sent \d+ missed \d+ suspicions \d+ "
@@ -76,19 +75,19 @@ def run_real(sink, config, prop, n, f, eta, rep, deadline_s):
     extra = {"mpi_ft_propagator": prop, "mpi_ft_verbose": 10} if prop else {}
     variant, mca = common.config_mca(config, eta, 5 * eta, extra)
     exe = common.compile_for(common.ULFM_AGREE, variant)
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     program = [exe, "--victims", ",".join(map(str, victims)), "--kind", "hang",
                "--inject-after-ms", 300, "--inject-file", inject, "--deadline-s", deadline_s]
     # the statistics come at MPI_Finalize: wait for mpirun to return, not just the reports
-    run = common.run_mpi(harness.mpirun_command(n, program, mca=mca, variant=variant),
+    run = common.run_mpi(mpicmd.mpirun(n, program, mca=mca, variant=variant),
                          deadline_s + 20 + n, expect_records=n - f, grace_s=5.0)
     Path(inject).unlink(missing_ok=True)
-    survivors = [r for r in run["records"] if "interrupted_ms" in r]
+    survivors = [r for r in run.records if "interrupted_ms" in r]
     learnt = sorted(r["interrupted_ms"] for r in survivors)
-    per_notice, started, received = notice_counts(run["output"], n - f)
+    per_notice, started, received = notice_counts(run.output, n - f)
     record = {"benchmark": "propagate", "source": "mpirun", "config": config,
               "propagator": prop or "stock", "n": n, "f": f, "victims": victims, "eta_s": eta,
-              "delta_s": 5 * eta, "rep": rep, "outcome": run["outcome"], "wall_s": run["wall_s"],
+              "delta_s": 5 * eta, "rep": rep, "outcome": run.outcome, "wall_s": run.wall_s,
               "survivors_reported": len(survivors), "detected": len(survivors) == n - f,
               "first_known_ms": learnt[0] if learnt else None,
               "last_known_ms": learnt[-1] if learnt else None,

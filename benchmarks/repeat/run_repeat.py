@@ -19,10 +19,8 @@ import argparse
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import common  # noqa: E402
+from benchmarks import common
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"

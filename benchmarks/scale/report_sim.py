@@ -3,7 +3,7 @@ table() and fmt()): the faults at scale (run_faults.py, scale_faults.jsonl)
 and seed 003's Fig. 4 (fig4_runs.sh, ftsim_fig4.jsonl). Kept apart so
 report.py stays a list of sections; every number comes from the results files.
 """
-import common
+from benchmarks import common
 
 
 def _size(record):

@@ -19,8 +19,7 @@ import os
 import pathlib
 import sys
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import run_scale  # noqa: E402  (run_one, record_run)
+from benchmarks.scale import run_scale
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMMON = ["--ppn", "64", "--scenario", "lowlat", "--runs", "1"]

@@ -13,11 +13,9 @@ bound; mpirun's is 20 s more).
 """
 import argparse
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tasks_job  # noqa: E402
-from tasks_job import common  # noqa: E402
+from benchmarks.tasks import tasks_job
+from benchmarks import common
 
 NP = 6
 WORKLOAD = {"tasks": 48, "short_ms": 20, "long_ms": 600, "long_every": 4}

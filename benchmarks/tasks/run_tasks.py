@@ -22,7 +22,7 @@ import json
 import os
 import sys
 
-import tasks_job
+from benchmarks.tasks import tasks_job
 
 
 def parse(argv):

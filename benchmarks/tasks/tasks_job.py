@@ -8,7 +8,6 @@ after the start. A lost node is injected from outside: every process of one
 emulated node (tests/netns) killed, its daemon included.
 """
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -16,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
-import common  # noqa: E402
-from common import harness  # noqa: E402
+from benchmarks import common
+from mpijobs import launch, mpicmd, paths
 
 SOURCE = HERE / "tasks.c"
 NODES = 3          # so that one lost node is a third of the job, never the quorum's half
@@ -88,15 +86,15 @@ def run(job, lock=False, iters_per_ms=None, out_dir=None):
     """Runs job once; lock: hold the machine-wide MPI lock (benchmarks/common)
     around it, for runs not already under `flock`."""
     variant, mca = job.mca()
-    if not (harness.prefix(variant) / "bin" / "mpicc").exists():
-        return {"skipped": f"no {harness.prefix(variant)} (make {'stock' if 'stock' in variant else 'ompi'})",
+    if not (paths.prefix(variant) / "bin" / "mpicc").exists():
+        return {"skipped": f"no {paths.prefix(variant)} (make {'stock' if 'stock' in variant else 'ompi'})",
                 "config": job.config, "inject": job.inject, "victims": job.victims, "np": job.np}
-    exe = harness.compile_program(SOURCE, Path(out_dir or common.BIN), variant)
+    exe = mpicmd.compile_program(SOURCE, Path(out_dir or common.BIN), variant)
     inject_dir = tempfile.mkdtemp(prefix="btl_ft-tasks-")
     try:
         if job.inject == "node":
             return _run_on_nodes(job, exe, variant, mca, inject_dir, lock, iters_per_ms)
-        cmd = harness.mpirun_command(job.np, program_args(job, exe, inject_dir, iters_per_ms),
+        cmd = mpicmd.mpirun(job.np, program_args(job, exe, inject_dir, iters_per_ms),
                                      mca=mca, variant=variant)
         return _launch(job, cmd, exe, lock)
     finally:
@@ -106,15 +104,14 @@ def run(job, lock=False, iters_per_ms=None, out_dir=None):
 def _launch(job, cmd, exe, lock, on_overrun=None):
     bound = job.deadline_s + job.slack_s
     if lock:
-        r = common.run_mpi(cmd, bound)
-        return result_of(job, r["records"], r["returncode"], r["wall_s"], r["output"])
-    r = harness.run(cmd, deadline_s=bound, on_overrun=on_overrun)
+        r = common.run_mpi(cmd, bound, on_overrun=on_overrun)
+    else:
+        r = launch.run(cmd, deadline_s=bound, on_overrun=on_overrun)
     return result_of(job, r.records, r.returncode, r.wall_s, r.output)
 
 
 def _run_on_nodes(job, exe, variant, mca, inject_dir, lock, iters_per_ms):
-    sys.path.insert(0, str(common.ROOT / "tests" / "netns"))
-    import nodes
+    from mpijobs import nodes
     with nodes.exclusive():
         try:
             names, _ = nodes.ensure_nodes(NODES)

@@ -16,8 +16,8 @@ spawn, where asked for, was refused rather than accepted.
 """
 import argparse
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 CASES = {
     "plain": [],
@@ -48,16 +48,16 @@ def main():
     p.add_argument("--case", action="append", choices=sorted(CASES), default=None)
     p.add_argument("--deadline-s", type=int, default=30)
     args = p.parse_args()
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "abort_status.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "abort_status.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
 
     def cases():
         for case in args.case or list(CASES):
             program = [exe, "--code", args.code, *CASES[case]]
-            run = harness.run(harness.mpirun_command(args.np, program), deadline_s=args.deadline_s)
+            run = launch.run(mpicmd.mpirun(args.np, program), deadline_s=args.deadline_s)
             print(f"  {case}: mpirun exit status {run.returncode} in {run.wall_s:.1f} s")
             yield case, run, check(args, case, run)
-    return harness.verdict_of_cases("MPI_Abort's code as the exit status", cases())
+    return checks.verdict_of_cases("MPI_Abort's code as the exit status", cases())
 
 
 if __name__ == "__main__":

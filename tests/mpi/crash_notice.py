@@ -29,13 +29,12 @@ import re
 import sys
 from pathlib import Path
 
-import daemon_stopper
-import harness
+from mpijobs import daemon_stopper
 
-sys.path.insert(0, str(harness.ROOT / "tests" / "netns"))
-import nodes as netns  # noqa: E402
+from mpijobs import nodes as netns
+from mpijobs import checks, launch, mpicmd, paths
 
-PROGRAM = harness.ROOT / "benchmarks" / "crash" / "crash_notice.c"
+PROGRAM = paths.ROOT / "benchmarks" / "crash" / "crash_notice.c"
 BOUND_S = 60
 RESUME_AFTER_S = 3
 # the values of mpi_ft_detector_failure_kind (enum btl_ft_failure_kind)
@@ -65,19 +64,19 @@ def pvar_problems(survivors, victim, nodes):
 
 def over_tcp():
     """The application's transport is tcp (BTL=tcp, uct:tcp, ofi:...tcp...)."""
-    return "tcp" in (harness.selected_transport() or "")
+    return "tcp" in (mpicmd.selected_transport() or "")
 
 
 def check(run, np, nodes, watches_node=True):
     victim = np - 1
-    problems = harness.exit_problems(run, BOUND_S)
+    problems = checks.exit_problems(run, BOUND_S)
     survivors = [r for r in run.records if "barrier_ms" in r]
     if len(survivors) != np - 1:
         problems.append(f"{len(survivors)} of {np - 1} survivors reported")
     for r in survivors:
         if r["barrier_error"] != "proc_failed" or r["failed"] != [victim]:
             problems.append(f"rank {r['rank']}: barrier {r['barrier_error']}, failed {r['failed']}")
-    kinds = {(int(rank), kind) for rank, kind in harness.FAILURE_KIND.findall(run.output)}
+    kinds = {(int(rank), kind) for rank, kind in mpicmd.FAILURE_KIND.findall(run.output)}
     if any(rank != victim for rank, _ in kinds):
         problems.append(f"a healthy rank was called failed: {sorted(kinds)}")
     # On one host the runtime's report comes first. Across nodes, or with
@@ -102,18 +101,18 @@ def run_job(args, exe, inject):
         hold = inject + ".hold"
         stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
         stopper.start()
-        run = harness.run(harness.mpirun_command(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S)
+        run = launch.run(mpicmd.mpirun(args.np, program + ["--hold-file", hold], mca=mca), BOUND_S)
         stopper.finish()
         if stopper.note:
             run.output += f"\n(daemon stopper: {stopper.note})"
         return run
     if args.nodes == 1:
-        return harness.run(harness.mpirun_command(args.np, program, mca=mca), BOUND_S)
+        return launch.run(mpicmd.mpirun(args.np, program, mca=mca), BOUND_S)
     with netns.taken_for_a_test(args.nodes) as names:
         if names is None:
             return None
         try:
-            return harness.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),
+            return launch.run(netns.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes),
                                BOUND_S)
         finally:
             netns.reap(names)
@@ -128,8 +127,8 @@ def main():
                    help="stop the runtime's daemon (SIGSTOP) from before the crash until "
                         f"{RESUME_AFTER_S} s after it (one host only)")
     args = p.parse_args()
-    exe = harness.compile_program(PROGRAM, harness.ROOT / "build" / "tests" / "bin")
-    inject = harness.inject_file()
+    exe = mpicmd.compile_program(PROGRAM, paths.ROOT / "build" / "tests" / "bin")
+    inject = mpicmd.inject_file()
     try:
         run = run_job(args, exe, inject)
     finally:
@@ -139,7 +138,7 @@ def main():
     name = "crash_notice" if args.nodes == 1 else f"crash_notice_{args.nodes}nodes"
     watches_node = dict(kv.split("=", 1) for kv in args.mca).get("mpi_ft_detector_watch_node", "1") \
         not in ("0", "false")
-    return harness.verdict(name, run, check(run, args.np, args.nodes, watches_node))
+    return checks.verdict(name, run, check(run, args.np, args.nodes, watches_node))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ import statistics
 import sys
 from pathlib import Path
 
-import demo_tasks
-import harness
+from tests.mpi import demo_tasks
+from mpijobs import launch, mpicmd, paths
 
 NP = 8
 VICTIM = 3
@@ -40,19 +40,19 @@ def describe(kind, run):
 
 
 def main():
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "demo")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "demo")
     print(f"btl_ft demo: {NP} ranks of {exe.name} under "
-          f"{harness.prefix() / 'bin' / 'mpirun'} --with-ft ulfm")
+          f"{paths.prefix() / 'bin' / 'mpirun'} --with-ft ulfm")
     print("  detector: " + ", ".join(f"{k}={v}" for k, v in DETECTOR.items()))
     ok = True
     for kind in ("crash", "hang"):
-        inject = harness.inject_file()
-        cmd = harness.mpirun_command(NP, [exe, "--victims", VICTIM, "--kind", kind,
+        inject = mpicmd.inject_file()
+        cmd = mpicmd.mpirun(NP, [exe, "--victims", VICTIM, "--kind", kind,
                                           "--inject-after-ms", 500, "--inject-file", inject,
                                           "--deadline-s", DEADLINE_S],
                                      mca=DETECTOR)
-        run = harness.run(cmd, deadline_s=DEADLINE_S + 20)
+        run = launch.run(cmd, deadline_s=DEADLINE_S + 20)
         Path(inject).unlink(missing_ok=True)
         ok &= describe(kind, run)
     ok &= demo_tasks.main()

@@ -3,12 +3,10 @@ ranks, once without failures and once with a worker hung (SIGSTOP) halfway
 through a long task, then the coordinator, rank 0, crashed (SIGKILL). Both
 runs do the same work (the second reuses the first's measured speed), so
 their times to solution compare."""
-import sys
 
-import harness
 
-sys.path.insert(0, str(harness.ROOT / "benchmarks" / "tasks"))
-import tasks_job  # noqa: E402
+from benchmarks.tasks import tasks_job
+from mpijobs import paths
 
 NP = 8
 HUNG, CRASHED = 4, 0   # rank 4 starts with task 3, a long one
@@ -46,10 +44,10 @@ def main():
           f"{1.5 * WORKLOAD['long_ms']:g} ms without MPI calls")
     print(f"  rank {HUNG} stopped (SIGSTOP) halfway through a long task, then rank {CRASHED} "
           f"(the coordinator) killed (SIGKILL) 2.5 s after the start; eta 10 ms, delta 50 ms")
-    clean = tasks_job.run(job("none", []), out_dir=harness.ROOT / "build" / "demo")
+    clean = tasks_job.run(job("none", []), out_dir=paths.ROOT / "build" / "demo")
     ok = show_run("failure-free", clean)
     speed = clean.get("iters_per_ms")
-    failing = tasks_job.run(job("hang", [HUNG, CRASHED], ["hang", "crash"]), iters_per_ms=speed, out_dir=harness.ROOT / "build" / "demo")
+    failing = tasks_job.run(job("hang", [HUNG, CRASHED], ["hang", "crash"]), iters_per_ms=speed, out_dir=paths.ROOT / "build" / "demo")
     ok &= show_run("with failures", failing)
     if failing["finished"]:
         show_failures(failing)

@@ -5,8 +5,8 @@ our C ABI would break with the next build). The shim calls the core inside
 libmpi, so the core must still be linked in: libmpi needs libstdc++."""
 import subprocess
 import sys
+from mpijobs import paths
 
-import harness
 
 
 def symbols(library, *flags):
@@ -15,7 +15,7 @@ def symbols(library, *flags):
 
 
 def main():
-    library = harness.prefix() / "lib" / "libmpi.so"
+    library = paths.prefix() / "lib" / "libmpi.so"
     exported = symbols(library, "-D", "--defined-only")
     leaked = [name for name in exported if name.startswith("_Z") or "btl_ft" in name]
     needed = subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True,

@@ -15,8 +15,8 @@ the emulated-node tests (tests/netns).
 import argparse
 import re
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 SUMMARY = re.compile(r"^\S+: job completed with(out)? survivors; (\d+) of (\d+) processes failed: (.*)$")
 ENTRY = re.compile(r"rank (\d+) \(([^)]*)\)")
@@ -49,7 +49,7 @@ def check_summary(output, np, expected):
 def run_agree(args, exe, kind, victims, mca):
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--deadline-s", args.deadline_s]
-    return harness.run(harness.mpirun_command(args.np, program, mca=mca),
+    return launch.run(mpicmd.mpirun(args.np, program, mca=mca),
                        deadline_s=args.deadline_s + 30)
 
 
@@ -76,17 +76,17 @@ def main():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
     victims = [int(v) for v in args.victims.split(",")]
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     expected = {victims[0]: CRASHED, **{v: FENCED for v in victims[1:]}}
     run = run_agree(args, exe, "mixed", victims, dict(kv.split("=", 1) for kv in args.mca))
     problems = check_survived(args, run, victims) + check_summary(run.output, args.np, expected)
     if problems:
-        return harness.verdict("failure summary", run, problems)
+        return checks.verdict("failure summary", run, problems)
     # the detector's defaults: nothing to detect quickly here
     clean = run_agree(args, exe, "none", [], {})
     problems = check_survived(args, clean, []) + check_summary(clean.output, args.np, {})
-    return harness.verdict("failure summary", clean, problems)
+    return checks.verdict("failure summary", clean, problems)
 
 
 if __name__ == "__main__":

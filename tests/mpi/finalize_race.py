@@ -12,14 +12,14 @@ finalizing: "crashed: exited without finalizing" in 9 of 30 runs.)
 import argparse
 import sys
 
-import failure_summary
-import harness
+from tests.mpi import failure_summary
+from mpijobs import checks, launch, mpicmd, paths
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, required=True)
-    p.add_argument("--transport", type=harness.transport_arg, default=None)
+    p.add_argument("--transport", type=mpicmd.transport_arg, default=None)
     p.add_argument("--victim", type=int, default=None, help="default: the middle rank")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--deadline-s", type=int, default=20)
@@ -28,15 +28,15 @@ def main():
     victim = args.np // 2 if args.victim is None else args.victim
     mca = dict(kv.split("=", 1) for kv in args.mca)
     if args.transport:
-        mca = {**harness.transport_mca(args.transport), **mca}
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_finalize_race.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+        mca = {**mpicmd.transport_mca(args.transport), **mca}
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_finalize_race.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     status = 0
     for attempt in range(args.runs):
-        run = harness.run(harness.mpirun_command(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],
+        run = launch.run(mpicmd.mpirun(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],
                                                  mca=mca),
                           deadline_s=args.deadline_s + 30)
-        problems = harness.exit_problems(run, args.deadline_s + 30)
+        problems = checks.exit_problems(run, args.deadline_s + 30)
         problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
         finalized = sorted(r["rank"] for r in run.records if r.get("finalized"))
         expected = [r for r in range(args.np) if r != victim]
@@ -45,7 +45,7 @@ def main():
         if "OPAL ERROR" in run.output:
             problems.append("an error inside MPI_Finalize (OPAL ERROR)")
         problems += failure_summary.check_summary(run.output, args.np, {victim: failure_summary.CRASHED})
-        status |= harness.verdict(f"finalize race {attempt + 1} of {args.runs}, np {args.np}", run, problems)
+        status |= checks.verdict(f"finalize race {attempt + 1} of {args.runs}, np {args.np}", run, problems)
     return status
 
 

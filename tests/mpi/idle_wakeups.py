@@ -12,15 +12,15 @@ whatever the period: about 900 wakeups per second.
 """
 import argparse
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 MAX_WAKEUPS_PER_PERIOD = 3
 
 
 def check(eta_ms, run):
     if run.timed_out or run.returncode != 0:
-        return harness.exit_problems(run, 60)
+        return checks.exit_problems(run, 60)
     measured = {r["test"]: r["value"] for r in run.records if "test" in r}
     if "thread_wakeups" not in measured:
         return [f"eta {eta_ms} ms: no thread_wakeups record"]
@@ -38,16 +38,16 @@ def main():
     p.add_argument("--compute-s", type=float, default=2)
     p.add_argument("--eta-ms", type=float, action="append", default=None)
     args = p.parse_args()
-    exe = harness.compile_program(harness.ROOT / "benchmarks" / "overhead" / "idle_cost.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "benchmarks" / "overhead" / "idle_cost.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
 
     def cases():
         for eta_ms in args.eta_ms or [10, 100]:
             mca = {"mpi_ft_detector_period": eta_ms / 1000, "mpi_ft_detector_timeout": 5 * eta_ms / 1000}
-            run = harness.run(harness.mpirun_command(args.np, [exe, args.compute_s], mca=mca),
+            run = launch.run(mpicmd.mpirun(args.np, [exe, args.compute_s], mca=mca),
                               deadline_s=60)
             yield f"eta {eta_ms} ms", run, check(eta_ms, run)
-    return harness.verdict_of_cases("idle detector wakeups", cases())
+    return checks.verdict_of_cases("idle detector wakeups", cases())
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """An invalid detector parameter stops MPI_Init with a message naming the
 parameter, the value and what is accepted; nothing is silently adjusted."""
 import sys
+from mpijobs import launch, mpicmd, paths
 
-import harness
 
 CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_period", "abc", "positive"),
@@ -19,8 +19,8 @@ CASES = [  # (parameter, value, a word of what is accepted)
 
 
 def main():
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     failures = []
     for name, value, accepted in CASES:
         mca = {"mpi_ft_detector_period": 0.1, name: value}
@@ -29,7 +29,7 @@ def main():
         # stock 5.0.7 too) and sometimes exits 0: the harness kills the
         # former, and neither is ours to check. What is checked is that
         # MPI_Init refused to go on, with the message.
-        run = harness.run(harness.mpirun_command(2, [exe, "--kind", "none", "--inject-after-ms", 100],
+        run = launch.run(mpicmd.mpirun(2, [exe, "--kind", "none", "--inject-after-ms", 100],
                                                  mca=mca), deadline_s=20)
         text = run.output
         ok = (name in text and value in text

@@ -10,8 +10,8 @@ failed" message appears).
 """
 import argparse
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 STOPPED_ITSELF = ("lost contact with at least half", "was declared failed by the other processes")
 
@@ -28,18 +28,18 @@ def main():
     survivors = sorted(set(range(args.np)) - set(victims))
     if len(survivors) != 1:
         p.error("--victims must name every rank but one")
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_one_by_one.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_one_by_one.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     program = [exe, "--victims", args.victims, "--kind", args.kind, "--deadline-s", args.deadline_s]
-    run = harness.run(harness.mpirun_command(args.np, program, mca=dict(kv.split("=", 1) for kv in args.mca)),
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=dict(kv.split("=", 1) for kv in args.mca)),
                       deadline_s=args.deadline_s + 30)
-    problems = harness.exit_problems(run, args.deadline_s + 30)
+    problems = checks.exit_problems(run, args.deadline_s + 30)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     last = [r["rank"] for r in run.records if r.get("survivor")]
     if last != survivors:
         problems.append(f"last survivor reported: {last}, expected {survivors}")
     problems += [f"a process stopped itself: '{text}'" for text in STOPPED_ITSELF if text in run.output]
-    return harness.verdict(f"{args.kind} one by one, np {args.np}", run, problems)
+    return checks.verdict(f"{args.kind} one by one, np {args.np}", run, problems)
 
 
 if __name__ == "__main__":

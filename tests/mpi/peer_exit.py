@@ -10,24 +10,24 @@ path and fails the test too), rank 0 finalized, and mpirun exited 0.
 """
 import argparse
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 NP = 2
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transport", required=True, type=harness.transport_arg)
+    p.add_argument("--transport", required=True, type=mpicmd.transport_arg)
     p.add_argument("--mib", type=int, default=256)
     p.add_argument("--deadline-s", type=int, default=20)
     args = p.parse_args()
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_rdma_peer_exit.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
-    run = harness.run(harness.mpirun_command(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
-                                             mca=harness.transport_mca(args.transport)),
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_rdma_peer_exit.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
+    run = launch.run(mpicmd.mpirun(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
+                                             mca=mpicmd.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 30)
-    problems = harness.exit_problems(run, args.deadline_s + 30)
+    problems = checks.exit_problems(run, args.deadline_s + 30)
     survivor = [r for r in run.records if r.get("rank") == 0]
     if not survivor:
         problems.append("rank 0 did not report: it died with its peer")
@@ -35,7 +35,7 @@ def main():
         print(f"  rank 0: {r}")
         if r.get("recv") != "proc_failed":
             problems.append(f"expected the receive to fail with MPIX_ERR_PROC_FAILED, got {r}")
-    return harness.verdict(f"peer exit over {args.transport}", run, problems)
+    return checks.verdict(f"peer exit over {args.transport}", run, problems)
 
 
 if __name__ == "__main__":

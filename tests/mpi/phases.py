@@ -17,8 +17,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 FAILED = {"PROC_FAILED", "PROC_FAILED_PENDING"}
 # how a survivor may leave each phase (allreduce: first to fail revokes)
@@ -82,7 +82,7 @@ def check_survivors(args, run, victims, mca):
             problems.append(f"rank {r['rank']} learnt of a hang after {r['interrupted_ms']} ms, "
                             f"before δ - η: the victim did not hang")
     if mca.get("mpi_ft_verbose", "0") != "0":
-        problems += kind_problems(args.kind, victims, harness.FAILURE_KIND.findall(run.output))
+        problems += kind_problems(args.kind, victims, mpicmd.FAILURE_KIND.findall(run.output))
     if args.phase in ("allreduce", "revoke") and not any(r["revoked_by_me"] for r in survivors):
         problems.append("nobody revoked")
     if args.phase == "revoke":
@@ -114,20 +114,20 @@ def main():
     args = parse()
     victims = [int(v) for v in args.victims.split(",")] if args.kind != "none" else []
     mca = dict(kv.split("=", 1) for kv in args.mca)
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_phases.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
-    inject = harness.inject_file()
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_phases.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
+    inject = mpicmd.inject_file()
     program = [exe, "--phase", args.phase, "--kind", args.kind, "--inject-after-ms", 400,
                "--inject-file", inject, "--deadline-s", args.deadline_s, "--stagger-ms", args.stagger_ms,
                "--compute-s", args.compute_s, "--duration-s", args.duration_s]
     if victims:
         program += ["--victims", args.victims]
     bound_s = args.deadline_s + 30 + (args.duration_s + 2 * args.compute_s if not victims else 0)
-    run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=mca),
                       deadline_s=bound_s)
     Path(inject).unlink(missing_ok=True)
     name = args.name or f"{args.phase}-{args.kind}-np{args.np}"
-    harness.save_records(f"phases-{name}", run.records, np=args.np, injected=victims,
+    checks.save_records(f"phases-{name}", run.records, np=args.np, injected=victims,
                          kind=args.kind, stagger_ms=args.stagger_ms, mca=mca)
     for r in run.records:
         print(json.dumps(r))
@@ -136,7 +136,7 @@ def main():
         problems.append(f"mpirun overran its bound of {bound_s} s")
     elif run.returncode != 0:
         problems.append(f"mpirun exit status {run.returncode}")
-    return harness.verdict(name, run, problems)
+    return checks.verdict(name, run, problems)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 Runs a failure-free job with the detector at η = 10 ms and reads each
 rank's finalize report (mpi_ft_verbose 5).
 
-Over the application's BTLs (restricted to `--btl`, harness.transport_mca):
+Over the application's BTLs (restricted to `--btl`, mpicmd.transport_mca):
   btl_ft: heartbeats: N by BTL put (M completed), K by active message (B before the
   observer's flag handle came); W new words ...
 With puts (the default) every rank must have put through BTL, had its puts
@@ -30,8 +30,8 @@ With --am (mpi_ft_detector_rdma_heartbeat false) no store or send may happen.
 import argparse
 import re
 import sys
+from mpijobs import launch, mpicmd, paths
 
-import harness
 
 UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) sent to "
                         r"the heartbeat worker \((\d+) completed, \d+ skipped while words were in "
@@ -90,36 +90,35 @@ def ucx_problems(args, output):
 def command(args, exe, mca):
     program = [exe, "--kind", "none", "--inject-after-ms", 1500]
     if args.nodes == 1:
-        return harness.mpirun_command(NP, program, mca=mca)
-    import nodes
+        return mpicmd.mpirun(NP, program, mca=mca)
+    from mpijobs import nodes
     return nodes.mpirun_command_netns(NP, program, mca=mca, nodes=args.nodes)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--detector-transport", choices=["ucx", "btl"], required=True)
-    p.add_argument("--btl", type=harness.transport_arg, default=None,
+    p.add_argument("--btl", type=mpicmd.transport_arg, default=None,
                    help="the application's transport: sm, tcp, uct[:domains], ofi[:provider]")
     p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
     p.add_argument("--nodes", type=int, default=1, help="emulated nodes (tests/netns; ucx only)")
     args = p.parse_args()
     if args.detector_transport == "btl" and (args.btl is None or args.nodes != 1):
         p.error("--detector-transport btl needs --btl and one host")
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
-    mca = {**(harness.transport_mca(args.btl) if args.btl else {}), "mpi_ft_verbose": 5,
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
+    mca = {**(mpicmd.transport_mca(args.btl) if args.btl else {}), "mpi_ft_verbose": 5,
            "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
            "mpi_ft_detector_transport": args.detector_transport,
            "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
     if args.nodes > 1:
-        sys.path.insert(0, str(harness.ROOT / "tests" / "netns"))
-        import nodes
+        from mpijobs import nodes
         with nodes.taken_for_a_test(args.nodes) as names:
             if names is None:
                 return 77
-            run = harness.run(command(args, exe, mca), deadline_s=60)
+            run = launch.run(command(args, exe, mca), deadline_s=60)
     else:
-        run = harness.run(command(args, exe, mca), deadline_s=60)
+        run = launch.run(command(args, exe, mca), deadline_s=60)
     problems = [f"mpirun exit status {run.returncode}"] if run.returncode != 0 else []
     problems += (ucx_problems if args.detector_transport == "ucx" else btl_problems)(args, run.output)
     if problems:

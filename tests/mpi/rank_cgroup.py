@@ -6,8 +6,8 @@ import re
 import threading
 import time
 from pathlib import Path
+from mpijobs import checks
 
-import harness
 
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed")
 
@@ -37,7 +37,7 @@ def detector_running(pid):
 def kept_problems(run, np_, who):
     """What shows that `who` was not kept: mpirun's exit, a suspicion, a rank
     that did not report or reported a failure."""
-    problems = harness.exit_problems(run, 60)
+    problems = checks.exit_problems(run, 60)
     suspicions = [line for line in run.output.splitlines() if SUSPICION.search(line)]
     if suspicions:
         problems.append(f"{who} was declared failed: {suspicions[0]}")

@@ -18,13 +18,13 @@ process that loses half of the job).
 """
 import argparse
 import sys
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--transport", required=True, type=harness.transport_arg)
+    p.add_argument("--transport", required=True, type=mpicmd.transport_arg)
     p.add_argument("--peer", required=True, choices=["freed", "killed"])
     p.add_argument("--np", type=int, default=10)
     p.add_argument("--pairs", type=int, default=None)
@@ -33,14 +33,14 @@ def main():
     args = p.parse_args()
     if args.pairs is None:
         args.pairs = args.np // 2 if args.peer == "freed" else 2
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_revoked_sendrecv.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_revoked_sendrecv.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     program = [exe, "--peer", args.peer, "--pairs", args.pairs, "--bytes", args.bytes,
                "--deadline-s", args.deadline_s]
-    run = harness.run(harness.mpirun_command(args.np, program, mca=harness.transport_mca(args.transport)),
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=mpicmd.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 20)
 
-    problems = harness.exit_problems(run, args.deadline_s + 20)
+    problems = checks.exit_problems(run, args.deadline_s + 20)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     senders = range(0, 2 * args.pairs, 2)
     killed = range(1, 2 * args.pairs, 2) if args.peer == "killed" else range(0)
@@ -65,7 +65,7 @@ def main():
         problems.append(f"ranks {missing} did not finalize")
     times = ", ".join(f"{sendrecv[r]['ms']:.2f}" for r in senders if r in sendrecv)
     print(f"  MPI_Sendrecv returned in (ms): {times}")
-    return harness.verdict(f"revoked sendrecv, peer {args.peer}, over {args.transport}", run, problems)
+    return checks.verdict(f"revoked sendrecv, peer {args.peer}, over {args.transport}", run, problems)
 
 
 if __name__ == "__main__":

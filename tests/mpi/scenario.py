@@ -12,8 +12,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from mpijobs import checks, launch, mpicmd, paths
 
-import harness
 
 
 def parse():
@@ -25,7 +25,7 @@ def parse():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--name", default=None, help="label for the results file")
     p.add_argument("--compute-s", type=float, default=0, help="compute without MPI calls first")
-    p.add_argument("--transport", type=harness.transport_arg, default=None,
+    p.add_argument("--transport", type=mpicmd.transport_arg, default=None,
                    help="restrict the job to this BTL: sm, tcp, uct[:domains], ofi[:provider] "
                         "(default: $BTL, else Open MPI's choice)")
     return p.parse_args()
@@ -65,21 +65,21 @@ def main():
     victims = [int(v) for v in args.victims.split(",")] if args.kind != "none" else []
     mca = dict(kv.split("=", 1) for kv in args.mca)
     if args.transport:
-        mca = {**harness.transport_mca(args.transport), **mca}
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
-    inject = harness.inject_file()
+        mca = {**mpicmd.transport_mca(args.transport), **mca}
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
+    inject = mpicmd.inject_file()
     program = [exe, "--victims", args.victims if victims else "0", "--kind", args.kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
                "--compute-s", args.compute_s]
-    run = harness.run(harness.mpirun_command(args.np, program, mca=mca),
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=mca),
                       deadline_s=args.deadline_s + args.compute_s + 30)
     Path(inject).unlink(missing_ok=True)
     name = args.name or f"{args.kind}-np{args.np}"
-    harness.save_records(f"scenario-{name}", run.records)
+    checks.save_records(f"scenario-{name}", run.records)
     for r in run.records:
         print(json.dumps(r))
-    return harness.verdict(name, run, check(args, run, victims))
+    return checks.verdict(name, run, check(args, run, victims))
 
 
 if __name__ == "__main__":

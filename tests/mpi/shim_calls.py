@@ -6,10 +6,10 @@ ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
 import subprocess
 import sys
+from mpijobs import paths
 
-import harness
 
-OBJECTS = harness.ROOT / "build" / "openmpi-patched" / "ompi" / "communicator" / "ft" / ".libs"
+OBJECTS = paths.ROOT / "build" / "openmpi-patched" / "ompi" / "communicator" / "ft" / ".libs"
 ENTRY = "comm_ft_detector"
 # file -> prefixes of the shim's functions it may call (its own are defined, not undefined)
 ALLOWED = {

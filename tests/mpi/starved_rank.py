@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-import harness
-import rank_cgroup
+from tests.mpi import rank_cgroup
+from mpijobs import checks, launch, mpicmd, paths
 
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US, QUOTA_US = 200_000, 10_000
@@ -59,7 +59,7 @@ def run_case(exe, args, witness):
                "--deadline-s", 20, "--compute-s", 3]
     starver = Starver(exe, args.np - 1, args.starve_s)
     starver.start()
-    run = harness.run(harness.mpirun_command(args.np, program, mca=mca), deadline_s=60)
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=60)
     starver.join(timeout=10)
     return run, starver
 
@@ -90,15 +90,15 @@ def main():
     if not cgroup_usable():
         print(f"SKIPPED: no cgroup v1 cpu hierarchy with CFS bandwidth control at {CPU_ROOT}")
         return 77
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
 
     def cases():
         run, starver = run_case(exe, args, witness=False)
         yield "witnesses off (control)", run, check_control(run, starver)
         run, starver = run_case(exe, args, witness=True)
         yield "witnesses on", run, check_witnessed(run, starver, args.np)
-    return harness.verdict_of_cases("a starved rank is witnessed running", cases())
+    return checks.verdict_of_cases("a starved rank is witnessed running", cases())
 
 
 if __name__ == "__main__":

@@ -10,12 +10,10 @@ computes without MPI calls for --long-ms.
 """
 import argparse
 import sys
-from pathlib import Path
 
-import harness
 
-sys.path.insert(0, str(harness.ROOT / "benchmarks" / "tasks"))
-import tasks_job  # noqa: E402
+from benchmarks.tasks import tasks_job
+from mpijobs import paths
 
 
 def parse():
@@ -64,7 +62,7 @@ def main():
     job = tasks_job.Job(np=args.np, inject=args.inject, victims=victims, eta_ms=args.eta_ms,
                         delta_ms=args.delta_ms, when=args.when, at_ms=args.at_ms, gap_ms=2000,
                         deadline_s=args.deadline_s, workload=workload)
-    r = tasks_job.run(job, out_dir=harness.ROOT / "build" / "tests" / "bin")
+    r = tasks_job.run(job, out_dir=paths.ROOT / "build" / "tests" / "bin")
     print({k: v for k, v in r.items() if k != "tail"})
     problems = check(args, r, victims)
     name = f"tasks {args.inject} {victims}"

@@ -10,8 +10,8 @@ and scenario.py's checks of the crash hold.
 import argparse
 import sys
 
-import harness
-import scenario
+from tests.mpi import scenario
+from mpijobs import checks, launch, mpicmd, paths
 
 NP = 4
 VICTIM = 2
@@ -19,14 +19,14 @@ FALLBACK = "the detector's own UCX transport cannot start"
 
 
 def main():
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     args = argparse.Namespace(kind="crash", np=NP, deadline_s=20)
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     program = [exe, "--victims", VICTIM, "--kind", "crash", "--inject-after-ms", 400,
                "--inject-file", inject, "--deadline-s", args.deadline_s]
     mca = {"mpi_ft_verbose": 5, "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2}
-    run = harness.run(harness.mpirun_command(NP, program, mca=mca, extra=["-x", "BTL_FT_UCX_TLS=nosuch"]),
+    run = launch.run(mpicmd.mpirun(NP, program, mca=mca, extra=["-x", "BTL_FT_UCX_TLS=nosuch"]),
                       deadline_s=args.deadline_s + 30)
     problems = scenario.check(args, run, [VICTIM])
     said = run.output.count(FALLBACK)
@@ -37,7 +37,7 @@ def main():
     over_btl = run.output.count("btl_ft: heartbeats: ")
     if over_btl != NP - 1:
         problems.append(f"{over_btl} of {NP - 1} survivors reported heartbeats over the BTLs")
-    return harness.verdict("transport_fallback", run, problems)
+    return checks.verdict("transport_fallback", run, problems)
 
 
 if __name__ == "__main__":

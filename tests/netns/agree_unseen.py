@@ -17,8 +17,8 @@ without emulated nodes.
 import argparse
 import sys
 
-import nodes
-from nodes import harness
+from mpijobs import nodes
+from mpijobs import checks, launch, mpicmd, paths
 
 NODES = 2
 DEADLINE_S = 20
@@ -27,7 +27,7 @@ DEADLINE_S = 20
 def run_case(exe, np, names, mca):
     program = [exe, "--victim", np - 1, "--deadline-s", DEADLINE_S]
     try:
-        return harness.run(nodes.mpirun_command_netns(np, program, mca=mca, nodes=NODES),
+        return launch.run(nodes.mpirun_command_netns(np, program, mca=mca, nodes=NODES),
                            deadline_s=DEADLINE_S + 30)
     finally:
         nodes.reap(names)
@@ -35,7 +35,7 @@ def run_case(exe, np, names, mca):
 
 def check(run, np):
     victim = np - 1
-    problems = harness.exit_problems(run, DEADLINE_S + 30)
+    problems = checks.exit_problems(run, DEADLINE_S + 30)
     problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     agreed = {r["rank"]: r for r in run.records if "agree_rc" in r}
     for rank in range(victim):
@@ -51,8 +51,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, default=4)
     args = p.parse_args()
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree_unseen.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree_unseen.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     with nodes.taken_for_a_test(NODES) as names:
         if names is None:
             return nodes.SKIP
@@ -62,7 +62,7 @@ def main():
                                ("detector off", {"mpi_ft_detector": "false"})):
                 run = run_case(exe, args.np, names, mca)
                 yield label, run, check(run, args.np)
-        return harness.verdict_of_cases("an agreement after a crash nobody had seen", cases())
+        return checks.verdict_of_cases("an agreement after a crash nobody had seen", cases())
 
 
 if __name__ == "__main__":

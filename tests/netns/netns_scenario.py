@@ -25,10 +25,10 @@ import threading
 import time
 from pathlib import Path
 
-import nodes
-import scenario
-import failure_summary  # after nodes, which puts tests/mpi on the path
-from nodes import harness
+from mpijobs import nodes
+from tests.mpi import scenario
+from tests.mpi import failure_summary
+from mpijobs import checks, launch, mpicmd, paths
 
 EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole")
 
@@ -47,7 +47,7 @@ def parse():
     p.add_argument("--detached", action="store_true",
                    help="each node's daemon in a session of its own, as PRRTE does by default "
                         "(nodes.mpirun_command_netns)")
-    p.add_argument("--source", default=str(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
+    p.add_argument("--source", default=str(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
                    help="a program with ulfm_agree's options and output")
     p.add_argument("--name", default=None)
     p.add_argument("--summary", choices=["crashed", "hung", "lost"], default=None,
@@ -162,7 +162,7 @@ def outcome(run, overrun_notes):
 
 
 def run_job(args, names, exe, victims):
-    inject = harness.inject_file()
+    inject = mpicmd.inject_file()
     kind = {"none": "none", "crash": "crash"}.get(args.kind, "external")
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
@@ -182,7 +182,7 @@ def run_job(args, names, exe, victims):
     try:
         if injector:
             injector.start()
-        run = harness.run(cmd, deadline_s=args.deadline_s + args.slack_s,
+        run = launch.run(cmd, deadline_s=args.deadline_s + args.slack_s,
                           on_overrun=on_overrun)
         if injector:
             injector.job_ended.set()
@@ -202,12 +202,12 @@ def _comm(pid):
 
 def main():
     args = parse()
-    mpirun = harness.prefix(args.variant) / "bin" / "mpirun"
+    mpirun = paths.prefix(args.variant) / "bin" / "mpirun"
     if not mpirun.exists():
         print(f"SKIPPED: no {mpirun} (make stock / make ompi, or set BTL_FT_OMPI_PREFIX)")
         return nodes.SKIP
     victims = victims_of(args)
-    exe = harness.compile_program(args.source, harness.ROOT / "build" / "tests" / "bin", args.variant)
+    exe = mpicmd.compile_program(args.source, paths.ROOT / "build" / "tests" / "bin", args.variant)
     with nodes.taken_for_a_test(args.nodes) as names:
         if names is None:
             return nodes.SKIP
@@ -240,11 +240,11 @@ def main():
         for p in problems:
             print(f"  would fail: {p}")
         return 1 if "error" in notes else 0
-    return harness.verdict(name, run, problems)
+    return checks.verdict(name, run, problems)
 
 
 def save(name, args, run):
-    harness.save_records(f"netns-{name}", run.records, variant=args.variant)
+    checks.save_records(f"netns-{name}", run.records, variant=args.variant)
 
 
 if __name__ == "__main__":

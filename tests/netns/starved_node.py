@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-import nodes
-from nodes import harness
-import rank_cgroup  # tests/mpi, on the path through nodes
+from mpijobs import nodes
+from tests.mpi import rank_cgroup
+from mpijobs import checks, launch, mpicmd, paths
 
 NP, NODES = 4, 2
 # Without async_mpi_finalize (the other netns tests' setting): ranks that
@@ -71,7 +71,7 @@ def run_case(exe, args, names, grace):
     freezer = Freezer(exe, args.freeze_ms / 1e3, args.freezes)
     freezer.start()
     try:
-        run = harness.run(nodes.mpirun_command_netns(NP, program, mca=mca, nodes=NODES),
+        run = launch.run(nodes.mpirun_command_netns(NP, program, mca=mca, nodes=NODES),
                           deadline_s=60)
     finally:
         freezer.join(timeout=10)
@@ -103,8 +103,8 @@ def main():
     if not (FREEZER_ROOT / "cgroup.procs").exists():
         print(f"SKIPPED: no cgroup v1 freezer hierarchy at {FREEZER_ROOT}")
         return nodes.SKIP
-    exe = harness.compile_program(harness.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  harness.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
+                                  paths.ROOT / "build" / "tests" / "bin")
     with nodes.taken_for_a_test(NODES) as names:
         if names is None:
             return nodes.SKIP
@@ -114,7 +114,7 @@ def main():
             yield "node grace 0 (control)", run, check_control(run, freezer)
             run, freezer = run_case(exe, args, names, grace=None)
             yield "default node grace", run, check_kept(run, freezer)
-        return harness.verdict_of_cases("a frozen node is kept by the node grace", cases())
+        return checks.verdict_of_cases("a frozen node is kept by the node grace", cases())
 
 
 if __name__ == "__main__":
