@@ -31,8 +31,7 @@ import time
 
 from benchmarks import common
 from tests.netns import netns_scenario
-from mpijobs import nodes
-from mpijobs import mpicmd, paths
+from mpijobs import launch, mpicmd, nodes, paths
 
 # btl_ft's and stock's verbose-1 lines when they declare a process failed
 SUSPICION = re.compile(r"btl_ft: rank \d+ failed|now suspected dead|declared")
@@ -120,11 +119,11 @@ def start_load(variant):
 def stop_load(load):
     # the whole session: mpirun puts its children in process groups of their
     # own, so killing mpirun's group left them spinning (106 of them, once)
-    common._kill_session(load.pid)
+    launch.kill_session(load.pid)
     load.wait()
     # killed processes stay listed until init reaps them: give it a moment
     deadline = time.monotonic() + 5
-    while (left := common._session_pids(load.pid)) and time.monotonic() < deadline:
+    while (left := launch.session_pids(load.pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
     if left:
         raise RuntimeError(f"the load job left processes behind: {left}")
@@ -146,7 +145,7 @@ def run_loaded(config, delta, np_):
     # is a defect of its own, not a false failure
     ended = run.returncode == 0 or run.outcome == "hung_after_report"
     clean, evidence = verdict(run.records, np_, run.output, ended,
-                                f"outcome {run['outcome']}, mpirun exit {run['returncode']}")
+                                f"outcome {run.outcome}, mpirun exit {run.returncode}")
     return clean, evidence, run.wall_s
 
 

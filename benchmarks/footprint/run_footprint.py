@@ -49,7 +49,7 @@ def run_one(sink, setup, np_, label, extra, rep):
                     "outcome": run.outcome})
         values[r["test"]] = r["median"]
     if not values:
-        common.progress(f"footprint {setup} np {np_} {label}: no result ({run['outcome']})")
+        common.progress(f"footprint {setup} np {np_} {label}: no result ({run.outcome})")
     return values
 
 

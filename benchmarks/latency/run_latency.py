@@ -48,7 +48,7 @@ def run_one(sink, setup, label, eta, extra, rep):
             command = netns.mpirun_command_netns(2, [exe] + args, mca=mca, variant=variant, nodes=2)
         run = common.run_mpi(command, DEADLINE_S, expect_records=lines)
         if not run.records:
-            common.progress(f"latency {setup} {label}: {args[0]} gave no result ({run['outcome']})")
+            common.progress(f"latency {setup} {label}: {args[0]} gave no result ({run.outcome})")
         for r in run.records:
             if r["test"] in IGNORED:
                 continue

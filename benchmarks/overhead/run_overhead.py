@@ -84,7 +84,7 @@ def run_one(sink, quick, label, config, eta, baseline, extra, rep):
         run = common.run_mpi(mpicmd.mpirun(np_, [exe] + args, mca=mca, variant=variant), DEADLINE_S,
                              expect_records=lines)
         if not run.records:
-            common.progress(f"overhead {label}: {args[0]} gave no result ({run['outcome']})")
+            common.progress(f"overhead {label}: {args[0]} gave no result ({run.outcome})")
         for r in run.records:
             sink.write({"benchmark": "overhead", "label": label, "config": config, "eta_s": eta,
                         "delta_s": eta and 5 * eta, "baseline": baseline, "rep": rep, "mca": mca,
