@@ -5,7 +5,7 @@
 #   make ompi     patched Open MPI with the btl_ft detector -> build/ompi
 #   make stock    unpatched Open MPI 5.0.7 -> build/ompi-stock
 #   make demo     run a ULFM program, inject a failure, print the timings
-#   make ftsim    the simulator -> build/core/sim/ftsim
+#   make ftsim    the simulator and the eta/delta advisor -> build/core/sim/{ftsim,fttune}
 #   make test     every test through ctest (SLOW=1 adds the slow label; BTL=sm|tcp|uct|ofi
 #                 runs the MPI tests over one transport, uct:DOMAINS and ofi:PROVIDER a variant)
 #   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (< 60 min)
@@ -48,9 +48,10 @@ $(CORE_LIB): $(CORE_SOURCES) ci/core-la.sh | $(DEPS_STAMP)
 	ci/core-la.sh $@
 	@touch $@
 
-# The simulator, release build, beside the core: build/core/sim/ftsim
+# The simulator and the eta/delta advisor, release build, beside the core:
+# build/core/sim/ftsim and build/core/sim/fttune
 ftsim: $(CORE_LIB)
-	cmake --build $(BUILD)/core --target ftsim -j $(JOBS)
+	cmake --build $(BUILD)/core --target ftsim fttune -j $(JOBS)
 
 ompi: $(OMPI_STAMP)
 $(OMPI_STAMP): $(CORE_LIB) $(OMPI_INPUTS) | $(DEPS_STAMP)

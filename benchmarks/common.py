@@ -157,6 +157,14 @@ def median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
+def fttune_path():
+    """The advisor for eta and delta (`make ftsim` builds it), or None."""
+    for candidate in (ROOT / "build/core/sim/fttune", ROOT / "build/tests/btl_ft/sim/fttune"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def ftsim_path():
     """The release simulator if `make ftsim` built it, else the test build's
     (sanitized, slower): the record says which one ran."""

@@ -158,8 +158,28 @@ def plot_scale():
     plt.close(fig)
 
 
+def plot_fig3():
+    """Seed 002's Figure 3: the largest safe delta by size, one line per MTBF."""
+    rows = common.read_jsonl("fttune_fig3")
+    if not rows:
+        return
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for years in sorted({r["mtbf_years"] for r in rows}):
+        chosen = sorted((r for r in rows if r["mtbf_years"] == years), key=lambda r: r["nodes"])
+        ax.plot([r["nodes"] for r in chosen], [r["largest_delta_s"] for r in chosen], "o-",
+                label=f"MTBF {years:g} years")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("nodes n")
+    ax.set_ylabel("largest safe δ (s), risk 1e-9")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(OUT / "fig3.png", dpi=110)
+    plt.close(fig)
+
+
 def main():
-    for draw in (plot_agree, plot_propagate, plot_overhead, plot_scale):
+    for draw in (plot_agree, plot_propagate, plot_overhead, plot_scale, plot_fig3):
         draw()
     return 0
 

@@ -450,6 +450,7 @@ def main():
         ("Simulator scale (ftsim)", scale_section()),
         ("Simulator: node loss and cuts at scale (ftsim)", report_sim.faults_section(table, fmt)),
         ("Simulator: seed 003, Fig. 4 (ftsim)", report_sim.fig4_section(table, fmt)),
+        ("Choosing δ: seed 002, Fig. 3 (fttune)", report_sim.fig3_section(table, fmt)),
         ("A bag of tasks under failures (tasks)", tasks_section()),
     ]
     text = ["# btl_ft benchmarks\n",

@@ -41,7 +41,7 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
-TRANSPORT_INDEPENDENT = ("scale", "sim_faults", "fig4", "propagate", "node")
+TRANSPORT_INDEPENDENT = ("scale", "sim_faults", "fig4", "fig3", "propagate", "node")
 
 
 def stages(quick):
@@ -64,10 +64,14 @@ def stages(quick):
     if ftsim:
         faults += ["--ftsim", str(ftsim)]
         fig4 = ["env", f"FTSIM={ftsim}"] + fig4
+    # seed 002's Figure 3: the largest safe delta by size and MTBF (fttune)
+    fttune = common.fttune_path()
+    fig3 = ["bash", "-c", f'"{fttune}" --figure > "{common.RESULTS / "fttune_fig3.jsonl"}"']
     all_stages = [
         ("scale", scale),
         ("sim_faults", faults),
         ("fig4", fig4),
+        ("fig3", fig3),
         ("propagate", [sys.executable, str(HERE / "propagate/run_propagate.py")] + flag),
         ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
         ("crash", [sys.executable, str(HERE / "crash/run_crash.py")] + flag),

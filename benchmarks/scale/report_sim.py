@@ -39,6 +39,34 @@ def faults_section(table, fmt):
               "the cut side), per process of the job; \"–\" for runs recorded before the census.")
 
 
+def fig3_section(table, fmt):
+    rows = common.read_jsonl("fttune_fig3")
+    if not rows:
+        return "No results (build/core/sim/fttune --figure)."
+    sizes = sorted({r["nodes"] for r in rows})
+    by_key = {(r["mtbf_years"], r["nodes"]): r for r in rows}
+    body = [[f"{years:g} year{'' if years == 1 else 's'}"] + [fmt(by_key[(years, n)]["largest_delta_s"], 3) if (years, n) in by_key else "–"
+                                    for n in sizes]
+            for years in sorted({r["mtbf_years"] for r in rows})]
+    first = rows[0]
+    seed = {years: by_key.get((years, 256000)) for years in (20, 45)}
+    said = ""
+    if all(seed.values()):
+        said = (f"\n\nSeed 002 says δ ≤ 22 s at 256,000 nodes and 20 years: here "
+                f"{fmt(seed[20]['largest_delta_s'], 3)} s. For 45 years it says 60 s, but its formula gives "
+                f"{fmt(seed[45]['largest_delta_s'], 3)} s here: the bound grows in proportion to the MTBF "
+                "(docs/tuning.md).")
+    return ("Largest safe δ (s): the probability that more than M = ⌊log2 n⌋ − 1 failures strike within "
+            f"the detector's T(M) stays under {first['risk']:g}, message delays under "
+            f"{first['tau_ns'] / 1e3:g} µs (`fttune --figure`, plot `fig3.png`)\n\n"
+            + table(["per-node MTBF"] + [f"n = {size_name(n)}" for n in sizes], body) + said)
+
+
+def size_name(n):
+    """2^K for a power of two, else the number with thousands separators."""
+    return f"2^{n.bit_length() - 1}" if n & (n - 1) == 0 else f"{n:,}"
+
+
 def fig4_section(table, fmt):
     rows = common.read_jsonl("ftsim_fig4")
     if not rows:

@@ -42,27 +42,6 @@ std::optional<T> parse_integer(std::string_view text) {
     return value;
 }
 
-std::optional<double> parse_double(std::string_view text) {
-    double value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc{} || end != text.data() + text.size() || text.empty() || !std::isfinite(value)) {
-        return std::nullopt;
-    }
-    return value;
-}
-
-// "1048576" or "2^20".
-std::optional<rank_t> parse_nodes(std::string_view text) {
-    if (text.starts_with("2^")) {
-        const auto exponent = parse_integer<std::uint32_t>(text.substr(2));
-        if (!exponent || *exponent > 26) {
-            return std::nullopt;
-        }
-        return rank_t{1} << *exponent;
-    }
-    return parse_integer<rank_t>(text);
-}
-
 std::optional<double> parse_probability(std::string_view text) {
     const auto value = parse_double(text);
     if (!value || *value < 0 || *value > 1) {
@@ -258,6 +237,27 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
 }
 
 }  // namespace
+
+std::optional<double> parse_double(std::string_view text) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end != text.data() + text.size() || text.empty() || !std::isfinite(value)) {
+        return std::nullopt;
+    }
+    return value;
+}
+
+// "1048576" or "2^20".
+std::optional<rank_t> parse_nodes(std::string_view text) {
+    if (text.starts_with("2^")) {
+        const auto exponent = parse_integer<std::uint32_t>(text.substr(2));
+        if (!exponent || *exponent > 26) {
+            return std::nullopt;
+        }
+        return rank_t{1} << *exponent;
+    }
+    return parse_integer<rank_t>(text);
+}
 
 std::optional<time_ns> parse_duration(std::string_view text) {
     static constexpr std::array<std::pair<std::string_view, double>, 8> units{{

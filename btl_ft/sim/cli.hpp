@@ -49,5 +49,9 @@ std::vector<std::string_view> known_flags();
 
 // "1us", "0.1s", "10min", "1y" -> nanoseconds.
 std::optional<time_ns> parse_duration(std::string_view text);
+// A finite number, all of `text`.
+std::optional<double> parse_double(std::string_view text);
+// "1048576" or "2^20" (exponent at most 26).
+std::optional<rank_t> parse_nodes(std::string_view text);
 
 }  // namespace btl_ft::sim
