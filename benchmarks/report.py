@@ -7,6 +7,7 @@ in. A benchmark with no results gets a line saying so rather than a stale
 table.
 """
 import json
+import re
 import sys
 
 from benchmarks import common
@@ -30,15 +31,50 @@ def table(header, rows):
 
 def machine_section(info):
     m = info.get("machine", {})
-    stages = ", ".join(f"{s['name']} {s['seconds']:.0f} s" + ("" if s["exit_status"] == 0 else
-                                                             f" (exit {s['exit_status']})")
-                       + (" (re-run alone)" if s.get("rerun") else "")
-                       for s in info.get("stages", []))
-    return (f"Run `{info.get('mode', '?')}` on {m.get('date', '?')}: {m.get('nproc', '?')} cores "
-            f"({m.get('cpu_model', '?')}), {m.get('memory_gib', '?')} GiB, Linux {m.get('kernel', '?')}, "
-            f"host {m.get('hostname', '?')}.\n\nTotal {info.get('total_seconds', 0):.0f} s "
-            f"(of which {info.get('lock_wait_seconds', 0):.0f} s waiting for other users' MPI runs): "
-            f"{stages}. Simulator: `{info.get('ftsim')}`.\n\n" + transport_line(info))
+    return (f"The last `{info.get('mode', '?')}` run started on {m.get('date', '?')}: {m.get('nproc', '?')} "
+            f"cores ({m.get('cpu_model', '?')}), {m.get('memory_gib', '?')} GiB, Linux "
+            f"{m.get('kernel', '?')}, host {m.get('hostname', '?')}; stages were re-run alone since, on "
+            f"the dates below. {info.get('lock_wait_seconds', 0):.0f} s of the last run went waiting for "
+            f"other users' MPI runs. Simulator: `{info.get('ftsim')}`.\n\n" + transport_line(info)
+            + "\n\n" + provenance_table(info))
+
+
+# The results files each stage of run_all.py writes.
+STAGE_RESULTS = {"scale": "scale", "sim_faults": "scale_faults", "fig4": "ftsim_fig4", "fig3": "fttune_fig3",
+                 "propagate": "propagate", "agree": "agree", "crash": "crash", "node": "node",
+                 "overhead": "overhead", "latency": "latency", "footprint": "footprint",
+                 "accuracy": "accuracy", "false_failures": "false_failures", "repeat": "repeat",
+                 "tasks": "tasks"}
+ISO_DATE = re.compile(r"\d{4}-\d\d-\d\dT")
+
+
+def measured_on(name):
+    """The days a results file's records were written (their `when`), or None."""
+    days = sorted({r["when"][:10] for r in common.read_jsonl(name)
+                   if isinstance(r.get("when"), str) and ISO_DATE.match(r["when"])})
+    if not days:
+        return None
+    return days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+
+
+def provenance_table(info):
+    """Where each table's numbers come from: the days its records were
+    written, the commit its stage ran from ('+': with uncommitted changes;
+    not recorded before run_all.py kept it), and how long the stage took
+    (stages run by their own script, not by run_all.py, have no entry)."""
+    ran = {s["name"]: s for s in info.get("stages", [])}
+    rows = []
+    for name, results in STAGE_RESULTS.items():
+        records = common.read_jsonl(results)
+        if not records:
+            continue
+        stage = ran.get(name, {})
+        when = measured_on(results) or (stage.get("finished") or "")[:10] or "not recorded"
+        took = "–" if not stage else f"{stage['seconds']:.0f} s" + (
+            "" if stage["exit_status"] == 0 else f", exit {stage['exit_status']}")
+        rows.append([name, f"{results}.jsonl ({len(records)} records)", when,
+                     stage.get("commit") or "not recorded", took])
+    return table(["stage", "results", "measured", "commit", "took (run_all.py)"], rows)
 
 
 def transport_line(info):
