@@ -98,6 +98,16 @@ def cell_text(c):
     return text
 
 
+def repetitions(counts):
+    """What a table's medians are over, from the runs in each of its cells."""
+    counts = [c for c in counts if c]
+    if not counts or max(counts) == 1:
+        return "one run per cell (no median)"
+    if min(counts) == max(counts):
+        return f"median over {max(counts)} repetitions"
+    return f"median over {min(counts)} to {max(counts)} repetitions per cell"
+
+
 def agree_section():
     cells = summary.agree_cells(common.read_jsonl("agree"))
     if not cells:
@@ -117,9 +127,10 @@ def agree_section():
     header = ["η ms", "kind", "n", "f", "victims"] + [f"{c}: first / last ms" for c in configs] + \
              ["btl_ft / stock-detector (last)", "btl_ft shrink ms"]
     return (table(header, rows) + "\n\nTimes from the injection to the return of `MPIX_Comm_agree` "
-            "(failure acknowledged) at the first and last survivor, median over repetitions; δ = 5η. "
+            f"(failure acknowledged) at the first and last survivor, {repetitions(c['runs'] for c in cells)}; "
+            "δ = 5η. "
             "† mpirun did not return after the survivors reported (a stopped process was never fenced) "
-            "or overran its bound: killed by the harness. With f > 1 the clock starts when the first "
+            "or overran its bound: killed at the bound. With f > 1 the clock starts when the first "
             "listed victim injects (ulfm_agree records only that one); a fellow victim may have gone "
             "first, when its own timer fired or when the first one's failure interrupted it, so "
             f"times for f > 1 can be early-biased, even negative.\n\n![agree]({common.RESULTS_NAME}/agree.png)")
@@ -149,7 +160,10 @@ def crash_section():
     header = ["setup", "n"] + [f"{c}: barrier (min–max) / agree ms" for c in configs]
     return (table(header, rows) + "\n\nThe last rank SIGKILLs itself right after a barrier; each "
             "survivor times its next `MPI_Barrier` (which must fail with `MPIX_ERR_PROC_FAILED`) and its "
-            "first `MPIX_Comm_agree`, from the kill. Median over repetitions of the worst survivor "
+            "first `MPIX_Comm_agree`, from the kill. The worst survivor, "
+            + repetitions(sum(1 for r in runs if (r["setup"], r["n"], r["config"]) == key)
+                          for key in {(r["setup"], r["n"], r["config"]) for r in runs})
+            + " "
             "(min–max of the worst survivor in brackets); configurations interleaved. \"wrong\": a "
             "survivor's barrier did not fail, or the agreement named another set. Across nodes stock "
             "runs with `--mca coll ^han`: its coll/han is not fault tolerant (btl_ft's build leaves it "
@@ -403,8 +417,10 @@ def node_section():
     return (table(["η ms", "node lost by"] + [f"{c}: first / last ms" for c in configs], rows)
             + f"\n\n{n['n']} ranks on {n['nodes']} emulated nodes (network namespaces, tests/netns); "
             "node 1 (ranks 2, 3) lost once the ranks compute: `kill-node` kills everything on it, "
-            "its PRRTE daemon too; `cut` takes its link down silently. Median over repetitions of "
-            "the time from the loss to the return of `MPIX_Comm_agree`, first / last survivor, and "
+            "its PRRTE daemon too; `cut` takes its link down silently. "
+            + repetitions(sum(1 for r in records if (r["eta_s"], r["loss"], r["config"]) == key)
+                          for key in {(r["eta_s"], r["loss"], r["config"]) for r in records}).capitalize()
+            + " of the time from the loss to the return of `MPIX_Comm_agree`, first / last survivor, and "
             "how mpirun ended (`aborted`: PRRTE took the job down on losing the daemon). δ = 5η; "
             "PRRTE's TCP keepalive gives up on a silent daemon after 4 s in these runs.")
 
