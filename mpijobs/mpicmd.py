@@ -36,6 +36,12 @@ def compile_program(source, out_dir, variant="ompi"):
     return exe
 
 
+def compile_test(source, variant="ompi"):
+    """A program of the tests (`source`: from the repository's root, or an
+    absolute path), built into build/tests/bin."""
+    return compile_program(paths.ROOT / source, paths.ROOT / "build" / "tests" / "bin", variant)
+
+
 def transport_mca(spec):
     name, _, variant = spec.partition(":")
     if name in ("sm", "tcp") and not variant:

@@ -16,7 +16,7 @@ spawn, where asked for, was refused rather than accepted.
 """
 import argparse
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 CASES = {
@@ -48,8 +48,7 @@ def main():
     p.add_argument("--case", action="append", choices=sorted(CASES), default=None)
     p.add_argument("--deadline-s", type=int, default=30)
     args = p.parse_args()
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "abort_status.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/abort_status.c")
 
     def cases():
         for case in args.case or list(CASES):

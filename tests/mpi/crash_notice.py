@@ -127,7 +127,7 @@ def main():
                    help="stop the runtime's daemon (SIGSTOP) from before the crash until "
                         f"{RESUME_AFTER_S} s after it (one host only)")
     args = p.parse_args()
-    exe = mpicmd.compile_program(PROGRAM, paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test(PROGRAM)
     inject = mpicmd.inject_file()
     try:
         run = run_job(args, exe, inject)

@@ -33,7 +33,7 @@ def describe(kind, run):
     for r in errors:
         print(f"  rank {r['rank']}: {r['error']}")
     if run.timed_out:
-        print(f"  mpirun did not return within its deadline and was killed")
+        print("  mpirun did not return within its deadline and was killed")
     else:
         print(f"  mpirun exit status {run.returncode}, wall time {run.wall_s:.1f} s")
     return len(survivors) == NP - 1

@@ -15,7 +15,7 @@ the emulated-node tests (tests/netns).
 import argparse
 import re
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 SUMMARY = re.compile(r"^\S+: job completed with(out)? survivors; (\d+) of (\d+) processes failed: (.*)$")
@@ -76,8 +76,7 @@ def main():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
     victims = [int(v) for v in args.victims.split(",")]
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     expected = {victims[0]: CRASHED, **{v: FENCED for v in victims[1:]}}
     run = run_agree(args, exe, "mixed", victims, dict(kv.split("=", 1) for kv in args.mca))
     problems = check_survived(args, run, victims) + check_summary(run.output, args.np, expected)

@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from tests.mpi import failure_summary
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 def main():
@@ -29,8 +29,7 @@ def main():
     mca = dict(kv.split("=", 1) for kv in args.mca)
     if args.transport:
         mca = {**mpicmd.transport_mca(args.transport), **mca}
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_finalize_race.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_finalize_race.c")
     status = 0
     for attempt in range(args.runs):
         run = launch.run(mpicmd.mpirun(args.np, [exe, "--victim", victim, "--deadline-s", args.deadline_s],

@@ -12,7 +12,7 @@ whatever the period: about 900 wakeups per second.
 """
 import argparse
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 MAX_WAKEUPS_PER_PERIOD = 3
@@ -38,8 +38,7 @@ def main():
     p.add_argument("--compute-s", type=float, default=2)
     p.add_argument("--eta-ms", type=float, action="append", default=None)
     args = p.parse_args()
-    exe = mpicmd.compile_program(paths.ROOT / "benchmarks" / "overhead" / "idle_cost.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("benchmarks/overhead/idle_cost.c")
 
     def cases():
         for eta_ms in args.eta_ms or [10, 100]:

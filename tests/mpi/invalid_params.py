@@ -1,7 +1,7 @@
 """An invalid detector parameter stops MPI_Init with a message naming the
 parameter, the value and what is accepted; nothing is silently adjusted."""
 import sys
-from mpijobs import launch, mpicmd, paths
+from mpijobs import launch, mpicmd
 
 
 CASES = [  # (parameter, value, a word of what is accepted)
@@ -19,8 +19,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
 
 
 def main():
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     failures = []
     for name, value, accepted in CASES:
         mca = {"mpi_ft_detector_period": 0.1, name: value}

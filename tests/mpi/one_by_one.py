@@ -10,7 +10,7 @@ failed" message appears).
 """
 import argparse
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 STOPPED_ITSELF = ("lost contact with at least half", "was declared failed by the other processes")
@@ -28,8 +28,7 @@ def main():
     survivors = sorted(set(range(args.np)) - set(victims))
     if len(survivors) != 1:
         p.error("--victims must name every rank but one")
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_one_by_one.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_one_by_one.c")
     program = [exe, "--victims", args.victims, "--kind", args.kind, "--deadline-s", args.deadline_s]
     run = launch.run(mpicmd.mpirun(args.np, program, mca=dict(kv.split("=", 1) for kv in args.mca)),
                       deadline_s=args.deadline_s + 30)

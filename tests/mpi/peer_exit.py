@@ -10,7 +10,7 @@ path and fails the test too), rank 0 finalized, and mpirun exited 0.
 """
 import argparse
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 NP = 2
@@ -22,8 +22,7 @@ def main():
     p.add_argument("--mib", type=int, default=256)
     p.add_argument("--deadline-s", type=int, default=20)
     args = p.parse_args()
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_rdma_peer_exit.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_rdma_peer_exit.c")
     run = launch.run(mpicmd.mpirun(NP, [exe, "--mib", args.mib, "--deadline-s", args.deadline_s],
                                              mca=mpicmd.transport_mca(args.transport)),
                       deadline_s=args.deadline_s + 30)

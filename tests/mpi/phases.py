@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 FAILED = {"PROC_FAILED", "PROC_FAILED_PENDING"}
@@ -114,8 +114,7 @@ def main():
     args = parse()
     victims = [int(v) for v in args.victims.split(",")] if args.kind != "none" else []
     mca = dict(kv.split("=", 1) for kv in args.mca)
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_phases.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_phases.c")
     inject = mpicmd.inject_file()
     program = [exe, "--phase", args.phase, "--kind", args.kind, "--inject-after-ms", 400,
                "--inject-file", inject, "--deadline-s", args.deadline_s, "--stagger-ms", args.stagger_ms,

@@ -30,7 +30,7 @@ With --am (mpi_ft_detector_rdma_heartbeat false) no store or send may happen.
 import argparse
 import re
 import sys
-from mpijobs import launch, mpicmd, paths
+from mpijobs import launch, mpicmd
 
 
 UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) sent to "
@@ -105,8 +105,7 @@ def main():
     args = p.parse_args()
     if args.detector_transport == "btl" and (args.btl is None or args.nodes != 1):
         p.error("--detector-transport btl needs --btl and one host")
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     mca = {**(mpicmd.transport_mca(args.btl) if args.btl else {}), "mpi_ft_verbose": 5,
            "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
            "mpi_ft_detector_transport": args.detector_transport,

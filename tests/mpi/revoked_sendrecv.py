@@ -18,7 +18,7 @@ process that loses half of the job).
 """
 import argparse
 import sys
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 
@@ -33,8 +33,7 @@ def main():
     args = p.parse_args()
     if args.pairs is None:
         args.pairs = args.np // 2 if args.peer == "freed" else 2
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_revoked_sendrecv.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_revoked_sendrecv.c")
     program = [exe, "--peer", args.peer, "--pairs", args.pairs, "--bytes", args.bytes,
                "--deadline-s", args.deadline_s]
     run = launch.run(mpicmd.mpirun(args.np, program, mca=mpicmd.transport_mca(args.transport)),

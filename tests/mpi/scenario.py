@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 
 
@@ -66,8 +66,7 @@ def main():
     mca = dict(kv.split("=", 1) for kv in args.mca)
     if args.transport:
         mca = {**mpicmd.transport_mca(args.transport), **mca}
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     inject = mpicmd.inject_file()
     program = [exe, "--victims", args.victims if victims else "0", "--kind", args.kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,

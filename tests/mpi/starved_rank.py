@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from tests.mpi import rank_cgroup
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 CPU_ROOT = Path("/sys/fs/cgroup/cpu")
 PERIOD_US, QUOTA_US = 200_000, 10_000
@@ -90,8 +90,7 @@ def main():
     if not cgroup_usable():
         print(f"SKIPPED: no cgroup v1 cpu hierarchy with CFS bandwidth control at {CPU_ROOT}")
         return 77
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
 
     def cases():
         run, starver = run_case(exe, args, witness=False)

@@ -11,7 +11,7 @@ import argparse
 import sys
 
 from tests.mpi import scenario
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 NP = 4
 VICTIM = 2
@@ -19,8 +19,7 @@ FALLBACK = "the detector's own UCX transport cannot start"
 
 
 def main():
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     args = argparse.Namespace(kind="crash", np=NP, deadline_s=20)
     inject = mpicmd.inject_file()
     program = [exe, "--victims", VICTIM, "--kind", "crash", "--inject-after-ms", 400,

@@ -18,7 +18,7 @@ import argparse
 import sys
 
 from mpijobs import nodes
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 NODES = 2
 DEADLINE_S = 20
@@ -51,8 +51,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, default=4)
     args = p.parse_args()
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree_unseen.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree_unseen.c")
     with nodes.taken_for_a_test(NODES) as names:
         if names is None:
             return nodes.SKIP

@@ -207,7 +207,7 @@ def main():
         print(f"SKIPPED: no {mpirun} (make stock / make ompi, or set BTL_FT_OMPI_PREFIX)")
         return nodes.SKIP
     victims = victims_of(args)
-    exe = mpicmd.compile_program(args.source, paths.ROOT / "build" / "tests" / "bin", args.variant)
+    exe = mpicmd.compile_test(args.source, args.variant)
     with nodes.taken_for_a_test(args.nodes) as names:
         if names is None:
             return nodes.SKIP

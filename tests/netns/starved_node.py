@@ -26,7 +26,7 @@ from pathlib import Path
 
 from mpijobs import nodes
 from tests.mpi import rank_cgroup
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd
 
 NP, NODES = 4, 2
 # Without async_mpi_finalize (the other netns tests' setting): ranks that
@@ -103,8 +103,7 @@ def main():
     if not (FREEZER_ROOT / "cgroup.procs").exists():
         print(f"SKIPPED: no cgroup v1 freezer hierarchy at {FREEZER_ROOT}")
         return nodes.SKIP
-    exe = mpicmd.compile_program(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c",
-                                  paths.ROOT / "build" / "tests" / "bin")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     with nodes.taken_for_a_test(NODES) as names:
         if names is None:
             return nodes.SKIP
