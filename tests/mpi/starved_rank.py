@@ -45,12 +45,22 @@ class Starver(rank_cgroup.RankCgroup):
         super().__init__(exe, [rank], CPU_ROOT)
         self.starve_s = starve_s
         self.starved = False
+        self.throttling = ""  # the group's cpu.stat when released
 
     def act(self):
         (self.group / "cpu.cfs_period_us").write_text(str(PERIOD_US))
         (self.group / "cpu.cfs_quota_us").write_text(str(QUOTA_US))
         self.starved = True
         time.sleep(self.starve_s)
+
+    def before_release(self):
+        # how often the quota held the rank off, and for how long: a run
+        # that proves nothing (no deadline passed) shows here whether the
+        # kernel throttled it at all
+        try:
+            self.throttling = " ".join((self.group / "cpu.stat").read_text().split())
+        except OSError as e:
+            self.throttling = f"cpu.stat unreadable: {e}"
 
 
 def run_case(exe, args, witness):
@@ -69,7 +79,7 @@ def check_control(run, starver):
         return [starver.problem or "the rank was never starved"]
     if not rank_cgroup.SUSPICION.search(run.output):
         return ["witnesses off: nobody declared the starved rank failed, so the starvation "
-                "was too mild for this test to show anything"]
+                f"was too mild for this test to show anything (its cgroup: {starver.throttling})"]
     return []
 
 
@@ -78,7 +88,8 @@ def check_witnessed(run, starver, np_):
         return [starver.problem or "the rank was never starved"]
     problems = rank_cgroup.kept_problems(run, np_, "a starved rank")
     if not any(int(n) > 0 for n in WITNESSED.findall(run.output)):
-        problems.append("no process counted an emitter that a witness saw running")
+        problems.append("no process counted an emitter that a witness saw running "
+                        f"(the starved rank's cgroup: {starver.throttling})")
     return problems
 
 
