@@ -119,15 +119,22 @@ def _drain(lines, output, records, wait_s=1.0):
 
 
 def parse_record(line):
-    """A JSON object printed on a line of its own, or None. A help message
-    forwarded by PRRTE ends with its string's NUL, which then stands before
-    the next line: it is dropped, or that line's record would be lost."""
+    """A JSON object that ends its line, or None. mpirun interleaves the
+    output of its ranks in the chunks it reads, not in lines, so a record
+    may follow another rank's unfinished line ('mm_s{"rank":0,...}': seen
+    with UCX's error lines): the object is the first '{' from which the
+    rest of the line parses. A help message forwarded by PRRTE ends with
+    its string's NUL, which is dropped too."""
     line = line.replace("\0", "").strip()
-    if line.startswith("{") and line.endswith("}"):
+    if not line.endswith("}"):
+        return None
+    start = line.find("{")
+    while start != -1:
         try:
-            return json.loads(line)
+            record = json.loads(line[start:])
+            return record if isinstance(record, dict) else None
         except json.JSONDecodeError:
-            return None
+            start = line.find("{", start + 1)
     return None
 
 
