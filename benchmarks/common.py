@@ -157,18 +157,19 @@ def median(values):
     return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
-def fttune_path():
-    """The advisor for eta and delta (`make ftsim` builds it), or None."""
-    for candidate in (ROOT / "build/core/sim/fttune", ROOT / "build/tests/btl_ft/sim/fttune"):
+def sim_tool(name):
+    """build/core/sim/<name> if `make ftsim` built it (release), else the
+    test build's (sanitized, slower), else None: the record says which ran."""
+    for candidate in (ROOT / "build/core/sim" / name, ROOT / "build/tests/btl_ft/sim" / name):
         if os.access(candidate, os.X_OK):
             return candidate
     return None
 
 
 def ftsim_path():
-    """The release simulator if `make ftsim` built it, else the test build's
-    (sanitized, slower): the record says which one ran."""
-    for candidate in (ROOT / "build/core/sim/ftsim", ROOT / "build/tests/btl_ft/sim/ftsim"):
-        if os.access(candidate, os.X_OK):
-            return candidate
-    return None
+    return sim_tool("ftsim")
+
+
+def fttune_path():
+    """The advisor for eta and delta."""
+    return sim_tool("fttune")

@@ -60,7 +60,7 @@ std::uint32_t sim_config::effective_probe_width() const { return detector_base()
 time_ns sim_config::confirm_window_ns() const {
     const detector_config base = detector_base();
     const bool remote_witness = witness && per_node > 1;
-    return remote_witness ? std::max(base.confirm_window(), base.remote_witness_wait()) : base.confirm_window();
+    return remote_witness ? base.remote_declaration_wait() : base.confirm_window();
 }
 
 time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns) {

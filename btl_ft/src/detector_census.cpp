@@ -37,11 +37,9 @@
 
 namespace btl_ft {
 
-// As long as a witness on another node gets, and never shorter than the
-// PROBE's own window: the answers cross other hosts' schedules.
-time_ns detector::state::census_window() const {
-    return std::max(config.remote_witness_wait(), config.confirm_window());
-}
+// As long as an observer waits for a witness on another node: the answers
+// cross other hosts' schedules.
+time_ns detector::state::census_window() const { return config.remote_declaration_wait(); }
 
 void detector::state::start_census(time_ns now) {
     if (!config.quorum || census_run) {

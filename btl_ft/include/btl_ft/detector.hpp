@@ -150,6 +150,12 @@ struct detector_config {
     time_ns confirm_window() const;
     // How long after the timeout a witness on another node gets.
     time_ns remote_witness_wait() const { return node_grace_ns > timeout_ns / 2 ? node_grace_ns : timeout_ns / 2; }
+    // The longest an observer that asked a witness on another node waits
+    // between its emitter's timeout and the declaration: the witness's
+    // wait, never shorter than the PROBE's window.
+    time_ns remote_declaration_wait() const {
+        return remote_witness_wait() > confirm_window() ? remote_witness_wait() : confirm_window();
+    }
     time_ns witness_patience() const {
         return witness_patience_ns > 4 * timeout_ns ? witness_patience_ns : 4 * timeout_ns;
     }
