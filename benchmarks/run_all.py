@@ -59,7 +59,8 @@ def stages(quick):
     faults = [sys.executable, str(HERE / "scale/run_faults.py"), "--out",
               str(common.RESULTS / "scale_faults.jsonl"),
               "--only", "crash-2^14,node-loss-2^14,partition-2^14"
-              + ("" if quick else ",crash-2^17,node-loss-2^17")]
+              + ",crash-2^14/node,node-loss-2^14/node,partition-2^14/node"
+              + ("" if quick else ",crash-2^17,node-loss-2^17,crash-2^17/node,node-loss-2^17/node")]
     fig4 = ["bash", str(HERE / "scale/fig4_runs.sh"), str(common.RESULTS / "ftsim_fig4.jsonl")]
     if ftsim:
         faults += ["--ftsim", str(ftsim)]

@@ -6,10 +6,17 @@
 # runs, a resumed hang, runtime confirmations, the node watch, stalls and
 # dropped messages), and compares the outputs byte for byte. About 3
 # minutes with a warm ccache. Exit 0 when identical; otherwise the first
-# differing lines are printed.
+# differing lines are printed. --ignore KEY leaves a top-level key of the
+# JSON lines out of the comparison: one that the change adds to every
+# line (a new measure), so that the rest can still be compared byte for byte.
 #
-#   ci/ftsim-same-output.sh [BASE]
+#   ci/ftsim-same-output.sh [--ignore KEY]... [BASE]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ignored=()
+while [[ ${1:-} == --ignore ]]; do
+    ignored+=("$2")
+    shift 2
+done
 base=${1:-$(git -C "$BTL_FT_ROOT" merge-base HEAD main)}
 work=$(mktemp -d)
 trap 'git -C "$BTL_FT_ROOT" worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
@@ -62,6 +69,23 @@ build_ftsim "$BTL_FT_ROOT" "$work/build-here"
 run_set "$work/build-base/sim/ftsim" "$work/base.out" &
 run_set "$work/build-here/sim/ftsim" "$work/here.out"
 wait $!
+if (( ${#ignored[@]} )); then
+    for out in "$work/base.out" "$work/here.out"; do
+        python3 - "$out" "${ignored[@]}" <<'PY'
+import json, sys
+path, keys = sys.argv[1], sys.argv[2:]
+lines = []
+for line in open(path):
+    if line.startswith("{"):
+        record = json.loads(line)
+        for key in keys:
+            record.pop(key, None)
+        line = json.dumps(record, separators=(",", ":")) + "\n"
+    lines.append(line)
+open(path, "w").writelines(lines)
+PY
+    done
+fi
 if cmp -s "$work/base.out" "$work/here.out"; then
     echo "identical: $(grep -c '^{' "$work/here.out") configurations, $(wc -c < "$work/here.out") bytes"
     exit 0

@@ -20,23 +20,28 @@ def faults_section(table, fmt):
     out = []
     for record in sorted(latest.values(), key=lambda r: (_size(r), r["case"])):
         line = record.get("ftsim") or {}
-        out.append([record["case"], record["exit_status"], f"{record['wall_s']:.1f}",
+        across = line.get("across_nodes") or {}
+        out.append([record["case"], line.get("hierarchy", "flat"), record["exit_status"], f"{record['wall_s']:.1f}",
                     f"{record['max_rss_kib'] / 1024:.0f}", fmt(record["all_known_s"], 2),
                     fmt(record.get("all_stopped_s"), 2),
                     fmt(record["notice_messages_per_process_per_fault"], 1),
                     fmt(line.get("survivor_notice_messages_per_process_per_fault"), 1),
+                    fmt(across.get("messages_per_process"), 2), fmt(across.get("heartbeats_per_period"), 0),
                     fmt((line.get("messages_per_process") or {}).get("census_probes"), 2),
                     record["bound_violations"] if record["bound_violations"] is not None else "–",
                     (line.get("bound") or {}).get("max_ratio", "–")])
-    return (table(["case", "exit", "wall s", "peak MiB", "all know s", "cut side stopped s",
-                   "notices / process", "… sent by survivors", "census PROBEs / process", "bound violations",
+    return (table(["case", "hierarchy", "exit", "wall s", "peak MiB", "all know s", "cut side stopped s",
+                   "notices / process", "… sent by survivors", "messages across nodes / process",
+                   "heartbeats across nodes / η", "census PROBEs / process", "bound violations",
                    "time / bound"], out)
             + "\n\n64 processes per node, η 0.1 s, δ 1 s, τ 1 µs, libmpi's defaults (ring order node, "
               "probing width 8, quorum, witnesses); one run each, seed 1. Notices per process per fault: "
               "a node loss is one fault of 64 processes. The bound is T_burst of docs/simulator.md; "
               "a cut side's processes must also stop within T_stop (the census), "
               "checked per process. Census PROBEs: those of the observers of a silent node (and of "
-              "the cut side), per process of the job; \"–\" for runs recorded before the census.")
+              "the cut side), per process of the job; \"–\" for runs recorded before the census. "
+              "Hierarchy node: two levels (seed 000, docs/two-levels.md); messages and heartbeats "
+              "across nodes: \"–\" for runs recorded before they were counted.")
 
 
 def fig3_section(table, fmt):

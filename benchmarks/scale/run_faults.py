@@ -3,7 +3,7 @@
 
 One ftsim run per case: a node loss and a cut of 1 node at 2^14, 2^17 and
 2^20 processes, and beside each a single crash at the same size (the
-single-failure figure). Appends one JSON line per case to
+single-failure figure), each flat and with two levels (--hierarchy node). Appends one JSON line per case to
 benchmarks/results/scale_faults.jsonl: the ftsim result line as printed
 (seed, flags, bound_violations), wall time and peak memory measured here
 (run_scale.run_one), and the figures the report quotes: time until every
@@ -23,17 +23,12 @@ from benchmarks.scale import run_scale
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 COMMON = ["--ppn", "64", "--scenario", "lowlat", "--runs", "1"]
-CASES = [
-    ("crash-2^14", ["--nodes", "2^14", "--fault", "crash"]),
-    ("node-loss-2^14", ["--nodes", "2^14", "--fault", "node-loss"]),
-    ("partition-2^14", ["--nodes", "2^14", "--fault", "partition"]),
-    ("crash-2^17", ["--nodes", "2^17", "--fault", "crash"]),
-    ("node-loss-2^17", ["--nodes", "2^17", "--fault", "node-loss"]),
-    ("partition-2^17", ["--nodes", "2^17", "--fault", "partition"]),
-    ("crash-2^20", ["--nodes", "2^20", "--fault", "crash"]),
-    ("node-loss-2^20", ["--nodes", "2^20", "--fault", "node-loss"]),
-    ("partition-2^20", ["--nodes", "2^20", "--fault", "partition"]),
-]
+FAULT_CASES = [(size, fault) for size in ("2^14", "2^17", "2^20") for fault in ("crash", "node-loss", "partition")]
+# Each case with both hierarchies: "node-loss-2^14" is the flat one (seed
+# 002), "node-loss-2^14/node" the two levels of seed 000.
+CASES = [(f"{fault}-{size}{suffix}", ["--nodes", size, "--fault", fault] + hierarchy)
+         for size, fault in FAULT_CASES
+         for suffix, hierarchy in (("", []), ("/node", ["--hierarchy", "node"]))]
 
 
 def parse_args(argv):
@@ -57,6 +52,7 @@ def summary(name, args, result, status, wall_s, rss, rss_source):
         "max_rss_source": rss_source, "all_known_s": mean("all_known_s"), "stable_s": mean("stable_s"),
         "all_stopped_s": mean("all_stopped_s"),
         "notice_messages_per_process_per_fault": line.get("notice_messages_per_process_per_fault"),
+        "hierarchy": line.get("hierarchy", "flat"), "across_nodes": line.get("across_nodes"),
         "bound_violations": line.get("bound_violations"), "ftsim": result,
     }
 

@@ -212,6 +212,12 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.base.order = *order;
              return {};
          }},
+        {"--hierarchy", [](cli_options& o, std::string_view v) -> std::string {
+             const auto kind = parse_hierarchy(v);
+             if (!kind) return "--hierarchy: '" + std::string(v) + "' is not one of flat, node";
+             o.base.hierarchy = *kind;
+             return {};
+         }},
         {"--failure-placement", [](cli_options& o, std::string_view v) -> std::string {
              if (v == "random") o.base.where = placement::random;
              else if (v == "consecutive") o.base.where = placement::consecutive;

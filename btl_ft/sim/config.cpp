@@ -52,6 +52,7 @@ detector_config sim_config::detector_base() const {
     base.probe_width = probe_width;
     base.quorum = quorum;
     base.node_grace_ns = node_grace_ns;
+    base.hierarchy = hierarchy;
     return base;
 }
 

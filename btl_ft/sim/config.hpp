@@ -78,8 +78,10 @@ struct sim_config {
     time_ns min_delay_ns = 1;
     bool one_port = false;
     propagator_kind propagator = default_propagator;
-    // As libmpi builds it: ring::make over the node of every rank.
+    // As libmpi builds it: ring::make over the node of every rank
+    // (ring::make_grouped, with the nodes in this order, for `node`).
     ring_order order = default_ring_order;
+    hierarchy_kind hierarchy = hierarchy_kind::flat;
     std::uint32_t probe_width = BTL_FT_DEFAULT_PROBE_WIDTH;
     bool quorum = BTL_FT_DEFAULT_QUORUM != 0;
     bool witness = BTL_FT_DEFAULT_WITNESS != 0;

@@ -8,7 +8,8 @@
 namespace btl_ft::sim {
 
 network::network(const sim_config& config, std::uint64_t run_seed)
-    : tau_ns_(config.tau_ns),
+    : per_node_(config.per_node),
+      tau_ns_(config.tau_ns),
       min_delay_ns_(config.min_delay_ns),
       faults_(config.faults),
       delays_(run_seed, stream::delays),
@@ -46,11 +47,13 @@ time_ns network::transfer(rank_t from, rank_t to, time_ns now) {
 
 time_ns network::heartbeat_arrival(rank_t from, rank_t to, time_ns now) {
     ++stats_.heartbeats;
+    stats_.heartbeats_across_nodes += across_nodes(from, to) ? 1 : 0;
     return transfer(from, to, now);
 }
 
 std::optional<time_ns> network::message_arrival(rank_t from, rank_t to, time_ns now) {
     ++stats_.messages;
+    stats_.messages_across_nodes += across_nodes(from, to) ? 1 : 0;
     if (faults_.drop_message_probability > 0 && faults_rng_.chance(faults_.drop_message_probability)) {
         ++stats_.dropped_messages;
         return std::nullopt;

@@ -25,6 +25,8 @@ namespace btl_ft::sim {
 struct network_stats {
     std::uint64_t heartbeats = 0;
     std::uint64_t messages = 0;
+    std::uint64_t heartbeats_across_nodes = 0;  // between processes of different nodes
+    std::uint64_t messages_across_nodes = 0;
     std::uint64_t stalled_sends = 0;
     std::uint64_t dropped_messages = 0;
     time_ns max_delay_ns = 0;  // send to arrival, port waits included
@@ -43,6 +45,9 @@ public:
 private:
     time_ns transfer(rank_t from, rank_t to, time_ns now);
 
+    bool across_nodes(rank_t from, rank_t to) const { return from / per_node_ != to / per_node_; }
+
+    rank_t per_node_;
     time_ns tau_ns_;
     time_ns min_delay_ns_;
     fault_config faults_;

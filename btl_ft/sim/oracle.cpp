@@ -260,6 +260,12 @@ rank_t oracle::longest_dead_row() const {
 
 double oracle::bound_for(const unstable_period& period) const {
     const time_ns window = config_.confirm_window_ns();
+    if (config_.strikes_nodes() && config_.hierarchy == hierarchy_kind::node) {
+        // Two levels: each mending step declares a whole node, so a row is
+        // counted in nodes and probing does not shorten it.
+        const rank_t nodes_in_row = (longest_dead_row() + config_.per_node - 1) / config_.per_node;
+        return burst_bound_ns(nodes_in_row, period.alive_at_start, 1, config_.timeout_ns, window, config_.tau_ns);
+    }
     if (config_.strikes_nodes()) {
         return burst_bound_ns(longest_dead_row(), period.alive_at_start, config_.effective_probe_width(),
                               config_.timeout_ns, window, config_.tau_ns);

@@ -76,6 +76,11 @@ void summary::add(const run_result& result) {
     notices_pp_.add(static_cast<double>(result.totals.notice_messages_sent) / n);
     new_observer_pp_.add(static_cast<double>(result.totals.new_observer_sent) / n);
     messages_pp_.add(static_cast<double>(result.network.heartbeats + result.network.messages) / n);
+    if (result.end_ns > 0) {
+        across_heartbeats_per_period_.add(static_cast<double>(result.network.heartbeats_across_nodes) *
+                                          static_cast<double>(config_.period_ns) / static_cast<double>(result.end_ns));
+    }
+    across_messages_pp_.add(static_cast<double>(result.network.messages_across_nodes) / n);
     notices_started_.add(static_cast<double>(result.totals.notices_started));
     suspicions_.add(static_cast<double>(result.totals.suspicions));
     censuses_.add(static_cast<double>(result.totals.censuses));
@@ -127,6 +132,9 @@ std::string summary::json() const {
     out.add("scenario", config_.scenario_name).add("eta_s", eta_s).add("delta_s", delta_s);
     out.add("tau_ns", static_cast<std::int64_t>(config_.tau_ns)).add("one_port", config_.one_port);
     out.add("propagator", name_of(config_.propagator)).add("ring_order", name_of(config_.order));
+    if (config_.hierarchy != hierarchy_kind::flat) {
+        out.add("hierarchy", name_of(config_.hierarchy));
+    }
     out.add("runs", runs_);
     // Seed 002 Section 4.2: the first failure is known by all at about
     // delta - eta/2 on average (the failure strikes uniformly within a period).
@@ -149,6 +157,11 @@ std::string summary::json() const {
         .add("census_probes", census_probes_pp_.mean())
         .add("total", messages_pp_.mean());
     out.add("messages_per_process", per_process);
+    // What crosses the network: the cost that must follow nodes (seed 000).
+    json_object across;
+    across.add("heartbeats_per_period", across_heartbeats_per_period_.mean())
+        .add("messages_per_process", across_messages_pp_.mean());
+    out.add("across_nodes", across);
     if (notice_per_notice_pp_.count > 0) {
         out.add("notice_messages_per_process_per_notice", notice_per_notice_pp_.mean());
     } else {

@@ -39,6 +39,7 @@ private:
     sample victims_, expected_stops_, notice_per_fault_pp_, survivor_notice_per_fault_pp_;
     sample failures_, failures_during_;
     sample heartbeats_pp_, notices_pp_, new_observer_pp_, messages_pp_, notice_per_notice_pp_;
+    sample across_heartbeats_per_period_, across_messages_pp_;
     sample notices_started_, suspicions_, censuses_, census_probes_pp_;
     sample bound_ratio_;
     std::uint64_t bound_checked_runs_ = 0;

@@ -14,7 +14,8 @@ world::world(const sim_config& config, std::uint64_t run_seed)
     : config_(config),
       seed_(run_seed),
       node_of_rank_(node_of_rank()),
-      ring_(ring::make(config.order, *node_of_rank_, rng(run_seed, stream::ring).next())),
+      layout_(config.hierarchy == hierarchy_kind::node ? node_layout::make(*node_of_rank_) : nullptr),
+      ring_(make_ring(rng(run_seed, stream::ring).next())),
       network_(config, run_seed),
       injector_(config, *ring_, run_seed),
       oracle_(config, *ring_, *this),
@@ -34,6 +35,14 @@ std::shared_ptr<const std::vector<std::uint32_t>> world::node_of_rank() const {
     return nodes;
 }
 
+// As libmpi builds it: interleaved by node, or grouped by node for two levels.
+std::shared_ptr<const ring> world::make_ring(std::uint64_t seed) const {
+    if (layout_) {
+        return ring::make_grouped(config_.order, *layout_, seed);
+    }
+    return ring::make(config_.order, *node_of_rank_, seed);
+}
+
 world::~world() = default;
 
 void world::build_detectors() {
@@ -44,6 +53,7 @@ void world::build_detectors() {
     if (config_.witness && config_.per_node > 1) {
         base.node_of_rank = node_of_rank_;
     }
+    base.layout = layout_;
     for (rank_t process = 0; process < config_.nodes; ++process) {
         detector_config own = base;
         own.self = process;

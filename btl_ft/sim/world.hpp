@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "btl_ft/detector.hpp"
+#include "btl_ft/node_layout.hpp"
 #include "btl_ft/ring.hpp"
 #include "config.hpp"
 #include "event_queue.hpp"
@@ -82,6 +83,7 @@ private:
     std::span<const rank_t> dead_set_of(rank_t process) const override;
 
     std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank() const;
+    std::shared_ptr<const ring> make_ring(std::uint64_t seed) const;
     void build_detectors();
     void prefetch_upcoming();
     void dispatch(const event& item);
@@ -110,6 +112,7 @@ private:
     const sim_config& config_;
     std::uint64_t seed_;
     std::shared_ptr<const std::vector<std::uint32_t>> node_of_rank_;
+    std::shared_ptr<const node_layout> layout_;  // with the node hierarchy only
     std::shared_ptr<const ring> ring_;
     network network_;
     failure_injector injector_;

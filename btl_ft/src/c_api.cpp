@@ -13,6 +13,7 @@
 
 #include "btl_ft/dead_set.hpp"
 #include "btl_ft/detector.hpp"
+#include "btl_ft/node_layout.hpp"
 #include "btl_ft/ring.hpp"
 
 static_assert(static_cast<int>(btl_ft::ring_order::rank) == BTL_FT_RING_RANK &&
@@ -25,6 +26,8 @@ static_assert(static_cast<int>(btl_ft::process_state::unknown) == BTL_FT_STATE_U
 static_assert(static_cast<int>(btl_ft::propagator_kind::hba) == BTL_FT_PROPAGATOR_HBA &&
               static_cast<int>(btl_ft::propagator_kind::bmg) == BTL_FT_PROPAGATOR_BMG &&
               static_cast<int>(btl_ft::propagator_kind::chord) == BTL_FT_PROPAGATOR_CHORD);
+static_assert(static_cast<int>(btl_ft::hierarchy_kind::flat) == BTL_FT_HIERARCHY_FLAT &&
+              static_cast<int>(btl_ft::hierarchy_kind::node) == BTL_FT_HIERARCHY_NODE);
 
 namespace {
 
@@ -83,8 +86,19 @@ std::string check_c_args(const btl_ft_config_t* config, const btl_ft_callbacks_t
     return {};
 }
 
+// An MCA word into its enum value: 0, or -1 on an unknown word.
+template <typename Parse>
+int parse_word(const char* word, int* out, Parse parse) {
+    if (word == nullptr || out == nullptr) return -1;
+    const auto parsed = parse(word);
+    if (!parsed) return -1;
+    *out = static_cast<int>(*parsed);
+    return 0;
+}
+
 bool valid_ring_order(int value) { return value >= BTL_FT_RING_RANK && value <= BTL_FT_RING_SHUFFLE; }
 bool valid_propagator(int value) { return value >= BTL_FT_PROPAGATOR_HBA && value <= BTL_FT_PROPAGATOR_CHORD; }
+bool valid_hierarchy(int value) { return value >= BTL_FT_HIERARCHY_FLAT && value <= BTL_FT_HIERARCHY_NODE; }
 
 // The fields only the C ABI has (enum values as ints, a pointer and its length).
 std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& config) {
@@ -95,6 +109,10 @@ std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& con
     if (!valid_propagator(config.propagator)) {
         return btl_ft::config_problem{BTL_FT_FIELD_PROPAGATOR, config.propagator,
                                       std::string("must be one of ") + btl_ft_propagator_words};
+    }
+    if (!valid_hierarchy(config.hierarchy)) {
+        return btl_ft::config_problem{BTL_FT_FIELD_HIERARCHY, config.hierarchy,
+                                      std::string("must be one of ") + btl_ft_hierarchy_words};
     }
     if (config.flag_handle == nullptr && config.flag_handle_length > 0) {
         return btl_ft::config_problem{BTL_FT_FIELD_FLAG_HANDLE_LENGTH, static_cast<long long>(config.flag_handle_length),
@@ -123,6 +141,14 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config) {
     if (config.node_of_rank != nullptr && config.witness != 0) {
         out.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(config.node_of_rank,
                                                                               config.node_of_rank + config.size);
+    }
+    if (valid_hierarchy(config.hierarchy)) {
+        out.hierarchy = static_cast<btl_ft::hierarchy_kind>(config.hierarchy);
+    }
+    if (out.hierarchy == btl_ft::hierarchy_kind::node && config.size > 0) {
+        out.layout = config.node_of_rank != nullptr
+                         ? btl_ft::node_layout::make({config.node_of_rank, config.size})
+                         : btl_ft::node_layout::make(std::vector<std::uint32_t>(config.size, 0));
     }
     return out;
 }
@@ -181,6 +207,7 @@ extern "C" {
 
 const char btl_ft_ring_order_words[] = "rank|node|shuffle";
 const char btl_ft_propagator_words[] = "hba|bmg|chord";
+const char btl_ft_hierarchy_words[] = "flat|node";
 
 int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callbacks, btl_ft_detector_t** out,
                   char* error, size_t error_length) {
@@ -199,7 +226,9 @@ int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callb
         }
         std::shared_ptr<const btl_ft::ring> ring;
         const auto order = static_cast<btl_ft::ring_order>(config->ring_order);
-        if (config->node_of_rank == nullptr) {
+        if (core.layout) {
+            ring = btl_ft::ring::make_grouped(order, *core.layout, config->seed);
+        } else if (config->node_of_rank == nullptr) {
             ring = btl_ft::ring::make_flat(order, config->size, config->seed);
         } else {
             ring = btl_ft::ring::make(order, {config->node_of_rank, config->size}, config->seed);
@@ -278,22 +307,9 @@ void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
             stats.witnessed_running,   stats.witnessed_down,         stats.witness_answers};
 }
 
-static int parse_word(const char* word, int* out, bool ring) {
-    if (word == nullptr || out == nullptr) return -1;
-    if (ring) {
-        const auto parsed = btl_ft::parse_ring_order(word);
-        if (!parsed) return -1;
-        *out = static_cast<int>(*parsed);
-    } else {
-        const auto parsed = btl_ft::parse_propagator(word);
-        if (!parsed) return -1;
-        *out = static_cast<int>(*parsed);
-    }
-    return 0;
-}
-
-int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, true); }
-int btl_ft_parse_propagator(const char* word, int* out) { return parse_word(word, out, false); }
+int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, btl_ft::parse_ring_order); }
+int btl_ft_parse_propagator(const char* word, int* out) { return parse_word(word, out, btl_ft::parse_propagator); }
+int btl_ft_parse_hierarchy(const char* word, int* out) { return parse_word(word, out, btl_ft::parse_hierarchy); }
 
 const char* btl_ft_ring_order_name(int ring_order) {
     if (!valid_ring_order(ring_order)) return nullptr;
@@ -303,6 +319,11 @@ const char* btl_ft_ring_order_name(int ring_order) {
 const char* btl_ft_propagator_name(int propagator) {
     if (!valid_propagator(propagator)) return nullptr;
     return btl_ft::name_of(static_cast<btl_ft::propagator_kind>(propagator)).data();
+}
+
+const char* btl_ft_hierarchy_name(int hierarchy) {
+    if (!valid_hierarchy(hierarchy)) return nullptr;
+    return btl_ft::name_of(static_cast<btl_ft::hierarchy_kind>(hierarchy)).data();
 }
 
 int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule_length) {

@@ -208,7 +208,9 @@ void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
         return;
     }
     s.fix_neighbours(now, true);
-    s.broadcast(now, {});
+    if (observed || !s.runtime_told_everyone(rank, kind)) {
+        s.broadcast(now, {});
+    }
     const rank_t failed[] = {rank};
     s.report(failed);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "btl_ft/detector.hpp"
+#include "btl_ft/node_layout.hpp"
 #include "btl_ft/wire.hpp"
 
 namespace btl_ft {
@@ -94,6 +95,13 @@ std::optional<config_problem> find_config_problem(const detector_config& config)
     if (config.propagator > propagator_kind::chord) {
         return too(BTL_FT_FIELD_PROPAGATOR, static_cast<int>(config.propagator), "is unknown");
     }
+    if (config.hierarchy > hierarchy_kind::node) {
+        return too(BTL_FT_FIELD_HIERARCHY, static_cast<int>(config.hierarchy), "is unknown");
+    }
+    if (config.hierarchy == hierarchy_kind::node && (!config.layout || config.layout->size() != config.size)) {
+        return too(BTL_FT_FIELD_HIERARCHY, static_cast<int>(config.hierarchy),
+                   "needs the node of every rank (a node layout of size entries)");
+    }
     return std::nullopt;
 }
 
@@ -103,7 +111,7 @@ const char* name_of(btl_ft_config_field field) {
         "period_ns",     "timeout_ns",       "start_skew_ns",  "ring_order",
         "propagator",    "node_of_rank",     "max_message_bytes", "flag_handle_length",
         "probe_width",   "quorum_wait_ns",   "confirm_ns",     "answer_within_ns",
-        "witness_patience_ns", "node_grace_ns",
+        "witness_patience_ns", "node_grace_ns", "hierarchy",
     };
     const auto index = static_cast<std::size_t>(field);
     return index < names.size() ? names[index] : "?";

@@ -42,6 +42,9 @@ void detector::state::send_all(std::vector<std::byte>& bytes, const std::vector<
 void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspects) {
     ++stats.notices_started;
     ++notice_sequence;
+    if (config.hierarchy == hierarchy_kind::node) {
+        noticed = dead;  // all of it is on its way
+    }
     const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
     std::vector<std::byte> bytes;
     const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
@@ -53,11 +56,19 @@ void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspect
         return;
     }
     std::vector<hop> hops;
-    overlay_hops({config.propagator, config.size, self(), skip}, self(), route_origin, hops);
+    notice_hops({config.propagator, config.size, self(), skip}, route_origin, hops);
     for (const rank_t suspect : suspects) {
         hops.push_back({suspect, route_origin});
     }
     send_all(bytes, hops);
+}
+
+void detector::state::notice_hops(const overlay_route& route, route_tag received, std::vector<hop>& hops) const {
+    if (config.hierarchy == hierarchy_kind::node) {
+        node_overlay_hops(route, *config.layout, self(), received, hops);
+    } else {
+        overlay_hops(route, self(), received, hops);
+    }
 }
 
 void detector::state::broadcast_direct(const dead_set& skip, std::span<const rank_t> suspects) {
@@ -105,9 +116,11 @@ void detector::state::broadcast_direct(const dead_set& skip, std::span<const ran
 void detector::state::on_notice(time_ns now, rank_t from, const wire::message& msg) {
     ++stats.notices_received;
     if (std::binary_search(msg.failed.begin(), msg.failed.end(), self())) {
+        tell_condemned_mates(msg);
         declared_dead_self(from, "named failed in a failure notice");
         return;
     }
+    tell_source_what_it_missed(from, msg);
     std::vector<rank_t> fresh;
     if (!knows_failures_in(msg)) {
         for (const rank_t rank : msg.failed) {
@@ -126,7 +139,8 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     if (check_quorum(now)) {
         return;
     }
-    bool learned = !fresh.empty();
+    const bool news_to_spread = spreads_news(msg);  // always: it records what the notice carried
+    bool learned = !fresh.empty() || news_to_spread;
     for (const rank_t rank : msg.departed) {
         if (rank != self() && !dead.contains(rank)) {
             learned = departed.insert(rank) || learned;
@@ -138,12 +152,92 @@ void detector::state::on_notice(time_ns now, rank_t from, const wire::message& m
     }
     const bool participant = !std::binary_search(msg.departed.begin(), msg.departed.end(), self());
     if (msg.mode != wire::notice_mode::direct && participant) {
-        forward(msg);
+        if (answers_a_notice_of_ours(from, msg)) {
+            broadcast(now, {});  // ours went by a skip set that was missing these
+        } else {
+            forward(msg);
+        }
     }
     fix_neighbours(now, !fresh.empty());
     if (!fresh.empty()) {
         report(fresh);
     }
+}
+
+// Two levels: a node declared lost whole gets one copy of the notice, at
+// the process its observer suspected. When the node runs after all (it was
+// starved, or cut off and mended), that process passes the copy to its
+// node-mates named with it, so the node stops together; they pass it on to
+// nobody.
+void detector::state::tell_condemned_mates(const wire::message& msg) {
+    if (config.hierarchy != hierarchy_kind::node || msg.route == route_local || stopped) {
+        return;
+    }
+    std::vector<std::byte> bytes;
+    wire::encode_notice({msg.mode, route_local, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
+                         msg.unreachable},
+                        bytes);
+    for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(self()))) {
+        if (mate != self() && std::binary_search(msg.failed.begin(), msg.failed.end(), mate)) {
+            net.send(mate, bytes);
+        }
+    }
+}
+
+// Two levels: a node hears a notice through its first live processes only,
+// so one of them dying unseen as a notice lands there keeps that notice
+// from the rest of its node, and nothing would repeat it. The node-mate
+// that finds the dead one then broadcasts a notice that lacks what it
+// missed. Whoever gets that notice straight from its source and knows more
+// sends the source its own notice, which the source takes in and forwards
+// to its node like any news. Sources that miss nothing get no answer.
+void detector::state::tell_source_what_it_missed(rank_t from, const wire::message& msg) {
+    if (config.hierarchy != hierarchy_kind::node || from != msg.source || msg.route == route_origin ||
+        msg.mode == wire::notice_mode::direct || contains_all(msg.failed, dead.ranks())) {
+        return;
+    }
+    std::vector<std::byte> bytes;
+    const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
+    wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
+                         departed.ranks(), crashed.ranks(), only_unreachable},
+                        bytes);
+    if (bytes.size() <= config.max_message_bytes) {
+        net.send(from, bytes);
+        ++stats.notice_messages_sent;
+    }
+}
+
+// The answer of tell_source_what_it_missed(): its sender's own notice, sent
+// to this process alone. The notice of ours that it answers was routed by
+// a skip set without the failures it brings, so its landings may have been
+// dead processes: what it told must go out again, over the right ones.
+bool detector::state::answers_a_notice_of_ours(rank_t from, const wire::message& msg) const {
+    return config.hierarchy == hierarchy_kind::node && msg.route == route_origin && from == msg.source;
+}
+
+// A crash of a process of another node can only have come from the
+// runtime, which tells the processes of the other nodes: with two levels a
+// notice from each would cost each a local star, ppn^2 messages a node for
+// news they all have. Only the crashed process's observer broadcasts it, and
+// the notice is forwarded by everyone that had it from the runtime alone
+// (state::noticed), so that it reaches the crashed process's node-mates,
+// whom the runtime does not tell. With one level every process broadcasts:
+// dedupe by content makes it cheap.
+bool detector::state::runtime_told_everyone(rank_t rank, failure_kind kind) const {
+    return config.hierarchy == hierarchy_kind::node && kind == failure_kind::crashed &&
+           config.layout->node_of(rank) != config.layout->node_of(self());
+}
+
+// Two levels: a notice that names a failure this process knew without a
+// notice (from the runtime) is forwarded all the same, once: some of the
+// processes behind it (the failed one's node-mates) may have nobody else
+// to hear it from.
+bool detector::state::spreads_news(const wire::message& msg) {
+    if (config.hierarchy != hierarchy_kind::node || contains_all(noticed.ranks(), msg.failed)) {
+        return false;
+    }
+    noticed = dead_set::merged(noticed.ranks(), msg.failed);
+    return true;
 }
 
 // Most copies of a broadcast repeat what the receiver knows: every rank
@@ -158,7 +252,7 @@ bool detector::state::knows_failures_in(const wire::message& msg) const {
 void detector::state::forward(const wire::message& msg) {
     const dead_set skip = dead_set::merged(msg.failed, msg.departed);
     std::vector<hop> hops;
-    overlay_hops({wire::kind_of(msg.mode), config.size, msg.source, skip}, self(), msg.route, hops);
+    notice_hops({wire::kind_of(msg.mode), config.size, msg.source, skip}, msg.route, hops);
     std::vector<std::byte> bytes;
     wire::encode_notice({msg.mode, route_origin, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
                          msg.unreachable},

@@ -120,6 +120,7 @@ bool detector::state::check_quorum(time_ns now) {
     if (now < episode.wait_deadline()) {
         return false;
     }
+    stop_node_mates();
     declared_dead_self(self(), census_says_cut_off()
                                    ? "cut off from most of the job (fewer than a quarter of the processes it "
                                      "asked answered, and the runtime confirmed none of them dead): stopping "
@@ -128,6 +129,23 @@ bool detector::state::check_quorum(time_ns now) {
                                      "(quorum lost, and the runtime confirmed none of them dead): stopping rather "
                                      "than going on as a second set of survivors");
     return true;
+}
+
+// Two levels: node-mates share this process's side of a cut, and the other
+// side declared them with it, since it declares lost nodes whole. Only the
+// node's process with an emitter across the cut would find out by itself,
+// and the next one only after mending across it, a timeout and a census
+// each, one process at a time. So they stop with it.
+void detector::state::stop_node_mates() {
+    if (config.hierarchy != hierarchy_kind::node) {
+        return;
+    }
+    const auto bytes = wire::encode_declared_dead();
+    for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(self()))) {
+        if (mate != self() && !gone(mate)) {
+            net.send(mate, bytes);
+        }
+    }
 }
 
 }  // namespace btl_ft

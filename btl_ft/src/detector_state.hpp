@@ -26,6 +26,8 @@
 
 #include "btl_ft/dead_set.hpp"
 #include "btl_ft/detector.hpp"
+#include "btl_ft/node_layout.hpp"
+#include "btl_ft/overlay.hpp"
 #include "btl_ft/ring.hpp"
 #include "btl_ft/wire.hpp"
 #include "census.hpp"
@@ -51,6 +53,7 @@ struct detector::state {
     dead_set told_dead;   // ranks already sent DECLARED_DEAD
     dead_set crashed;     // the part of D the runtime confirmed
     dead_set unreachable; // the part of D a transport error named (here, or in a notice)
+    dead_set noticed;     // two levels: the part of D a notice carried, here or from here
     rank_t emitter;       // == self when alone
     rank_t observer;      // == self when alone, no_rank while awaiting a NEWOBSERVER
     bool started = false;
@@ -92,6 +95,8 @@ struct detector::state {
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
+    void suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found, bool node_silent);
+    void condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared);
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
     rank_t find_emitter() const;
@@ -118,6 +123,7 @@ struct detector::state {
     // --- witnesses (detector_witness.cpp) ---
     bool same_node(rank_t a, rank_t b) const;
     rank_t witness_for(rank_t subject) const;
+    rank_t next_node_mate(rank_t subject, rank_t after) const;
     void ask_witness(time_ns now);
     void apply_witness(time_ns now, process_state seen);
     void on_witness(rank_t from, const wire::message& msg);
@@ -132,6 +138,7 @@ struct detector::state {
     rank_t tie_break_rank() const;
     bool cut_off() const;
     bool check_quorum(time_ns now);  // true when it stopped this process
+    void stop_node_mates();
 
     // --- census (detector_census.cpp) ---
     time_ns census_window() const;
@@ -148,6 +155,13 @@ struct detector::state {
     void on_notice(time_ns now, rank_t from, const wire::message& msg);
     bool knows_failures_in(const wire::message& msg) const;  // the notice names no new failure or crash
     void forward(const wire::message& msg);
+    // The overlay of the configured hierarchy, as this process forwards.
+    void notice_hops(const overlay_route& route, route_tag received, std::vector<hop>& hops) const;
+    void tell_condemned_mates(const wire::message& msg);
+    void tell_source_what_it_missed(rank_t from, const wire::message& msg);
+    bool answers_a_notice_of_ours(rank_t from, const wire::message& msg) const;
+    bool runtime_told_everyone(rank_t rank, failure_kind kind) const;
+    bool spreads_news(const wire::message& msg);
     std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;
     void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);
 

@@ -59,6 +59,21 @@ rank_t detector::state::witness_for(rank_t subject) const {
     return no_rank;
 }
 
+// Two levels: the first live process of the subject's node after `after`
+// in rank order, cyclically, other than the subject and self; no_rank if
+// none.
+rank_t detector::state::next_node_mate(rank_t subject, rank_t after) const {
+    const std::span<const rank_t> mates = config.layout->ranks_of(config.layout->node_of(subject));
+    const auto start = std::upper_bound(mates.begin(), mates.end(), after) - mates.begin();
+    for (std::size_t step = 0; step < mates.size(); ++step) {
+        const rank_t candidate = mates[(static_cast<std::size_t>(start) + step) % mates.size()];
+        if (candidate != subject && candidate != after && candidate != self() && !gone(candidate)) {
+            return candidate;
+        }
+    }
+    return no_rank;
+}
+
 void detector::state::ask_witness(time_ns now) {
     BTL_FT_ASSERT(confirm.active(), "a witness asked outside a confirmation");
     if (now - last_heard_at >= config.witness_patience()) {
@@ -74,7 +89,15 @@ void detector::state::ask_witness(time_ns now) {
         return;
     }
     std::array<std::byte, wire::max_witness_bytes> bytes;
-    net.send(witness, wire::encode_witness(confirm.round(), emitter, bytes));
+    const auto query = wire::encode_witness(confirm.round(), emitter, bytes);
+    net.send(witness, query);
+    // Two levels declare the whole node when nobody there answers, so a
+    // second witness is asked: a hung witness beside a hung emitter must
+    // not take the node down with them.
+    const rank_t second = config.hierarchy == hierarchy_kind::node ? next_node_mate(emitter, witness) : no_rank;
+    if (second != no_rank) {
+        net.send(second, query);
+    }
     confirm.await_remote_witness();
     // Only a node that answers nothing at all (lost, cut off, or starved as
     // a whole) waits for all of it; any answer ends the grace.

@@ -1,4 +1,4 @@
-// Words for the selectable ring orders and propagators, shared by the C ABI
+// Words for the selectable ring orders, propagators and hierarchies, shared by the C ABI
 // (MCA parameter values), the simulator's command line and log messages, so
 // that one spelling is accepted everywhere. Also the out-of-line part of the
 // always-on assertion, which must not pull <cstdio> into every header.
@@ -24,6 +24,12 @@ std::optional<propagator_kind> parse_propagator(std::string_view word) {
     return std::nullopt;
 }
 
+std::optional<hierarchy_kind> parse_hierarchy(std::string_view word) {
+    if (word == "flat") return hierarchy_kind::flat;
+    if (word == "node") return hierarchy_kind::node;
+    return std::nullopt;
+}
+
 std::string_view name_of(ring_order order) {
     switch (order) {
     case ring_order::rank: return "rank";
@@ -38,6 +44,14 @@ std::string_view name_of(propagator_kind kind) {
     case propagator_kind::hba: return "hba";
     case propagator_kind::bmg: return "bmg";
     case propagator_kind::chord: return "chord";
+    }
+    return "?";
+}
+
+std::string_view name_of(hierarchy_kind kind) {
+    switch (kind) {
+    case hierarchy_kind::flat: return "flat";
+    case hierarchy_kind::node: return "node";
     }
     return "?";
 }

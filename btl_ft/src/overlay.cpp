@@ -177,4 +177,27 @@ rank_t overlay_sender(const overlay_route& route, rank_t self, route_tag receive
     return sender == self_label ? no_rank : labelling.rank_of(sender);
 }
 
+void node_overlay_hops(const overlay_route& route, const node_layout& layout, rank_t self, route_tag received,
+                       std::vector<hop>& out) {
+    BTL_FT_ASSERT(route.size == layout.size(), "a node layout of another job");
+    BTL_FT_ASSERT(self < route.size && !route.skip.contains(self), "overlay hop asked of a non-participant");
+    out.clear();
+    if (received == route_local) {
+        return;
+    }
+    const dead_set lost = layout.lost_nodes(route.skip);
+    const rank_t self_node = layout.node_of(self);
+    std::vector<hop> links;
+    overlay_hops({route.kind, layout.node_count(), layout.node_of(route.source), lost}, self_node, received, links);
+    for (const hop& link : links) {
+        const rank_t landings = std::min(node_landings, layout.live_count(link.target, route.skip));
+        out.push_back({layout.live_process(link.target, (link.route - 1u) % landings, route.skip), link.route});
+    }
+    for (const rank_t mate : layout.ranks_of(self_node)) {
+        if (mate != self && !route.skip.contains(mate)) {
+            out.push_back({mate, route_local});
+        }
+    }
+}
+
 }  // namespace btl_ft

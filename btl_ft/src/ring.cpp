@@ -28,6 +28,7 @@
 #include <tuple>
 
 #include "btl_ft/assert.hpp"
+#include "btl_ft/node_layout.hpp"
 #include "btl_ft/prng.hpp"
 
 namespace btl_ft {
@@ -172,6 +173,22 @@ std::shared_ptr<const ring> ring::make(ring_order order, std::span<const std::ui
         break;
     case ring_order::node: rank_at = node_order(node_of_rank, seed); break;
     case ring_order::shuffle: rank_at = shuffled_order(node_of_rank.size(), seed); break;
+    }
+    return from_order(std::move(rank_at));
+}
+
+std::shared_ptr<const ring> ring::make_grouped(ring_order order, const node_layout& layout, std::uint64_t seed) {
+    BTL_FT_ASSERT(layout.size() > 0 && layout.size() < no_rank, "ring size out of range");
+    std::vector<rank_t> nodes(layout.node_count());
+    std::iota(nodes.begin(), nodes.end(), rank_t{0});
+    if (order == ring_order::shuffle) {
+        nodes = shuffled_order(nodes.size(), seed);
+    }
+    std::vector<rank_t> rank_at;
+    rank_at.reserve(layout.size());
+    for (const rank_t node : nodes) {
+        const std::span<const rank_t> ranks = layout.ranks_of(node);
+        rank_at.insert(rank_at.end(), ranks.begin(), ranks.end());
     }
     return from_order(std::move(rank_at));
 }

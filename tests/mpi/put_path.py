@@ -25,6 +25,11 @@ node (ring order `node`): its heartbeats must go to the observer's
 heartbeat worker and complete, none as a message of the core: the
 addresses came with the modex, so there is no "before the handle".
 
+With --hierarchy node (two levels) across N nodes, node-mates observe each
+other: a rank stores into its observer's flag, except one rank a node,
+whose observer is the first rank of the next node and which sends; so
+exactly N ranks send most of their heartbeats, and none goes as a message.
+
 With --am (mpi_ft_detector_rdma_heartbeat false) no store or send may happen.
 """
 import argparse
@@ -77,6 +82,10 @@ def ucx_problems(args, output):
         elif args.nodes == 1 and (stored == 0 or put):
             problems.append(f"on one host expected every heartbeat stored into the observer's mapped "
                             f"flag, got {stored} stored and {put} sent")
+        elif args.hierarchy == "node":
+            if stored + put == 0 or (put and not completed):
+                problems.append(f"expected heartbeats stored or sent and completed, got {stored} stored "
+                                f"and {put} sent ({completed} completed)")
         elif args.nodes > 1 and (put == 0 or completed == 0):
             # (a store is allowed: a rank whose observer left in MPI_Finalize
             # may end up observed by a node-mate)
@@ -84,6 +93,10 @@ def ucx_problems(args, output):
                             f"{put} sent ({completed} completed)")
         if not args.am and words == 0:
             problems.append("a rank read no new word from its own flag")
+    senders = sum(1 for stored, put, *_ in reports if put > stored)
+    if args.hierarchy == "node" and not args.am and senders != args.nodes:
+        problems.append(f"two levels: {senders} ranks sent most of their heartbeats across nodes, "
+                        f"expected one a node ({args.nodes})")
     return problems
 
 
@@ -102,13 +115,15 @@ def main():
                    help="the application's transport: sm, tcp, uct[:domains], ofi[:provider]")
     p.add_argument("--am", action="store_true", help="RDMA heartbeats off: expect messages only")
     p.add_argument("--nodes", type=int, default=1, help="emulated nodes (tests/netns; ucx only)")
+    p.add_argument("--hierarchy", choices=["flat", "node"], default="flat",
+                   help="mpi_ft_detector_hierarchy (default flat)")
     args = p.parse_args()
     if args.detector_transport == "btl" and (args.btl is None or args.nodes != 1):
         p.error("--detector-transport btl needs --btl and one host")
     exe = mpicmd.compile_test("tests/mpi/ulfm_agree.c")
     mca = {**(mpicmd.transport_mca(args.btl) if args.btl else {}), "mpi_ft_verbose": 5,
            "mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.2,
-           "mpi_ft_detector_transport": args.detector_transport,
+           "mpi_ft_detector_transport": args.detector_transport, "mpi_ft_detector_hierarchy": args.hierarchy,
            "mpi_ft_detector_rdma_heartbeat": "false" if args.am else "true"}
     if args.nodes > 1:
         from mpijobs import nodes

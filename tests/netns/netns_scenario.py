@@ -1,11 +1,12 @@
 """ulfm_agree across emulated nodes, with one injected fault, as a test.
 
-  netns_scenario.py --kind none|crash|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
+  netns_scenario.py --kind none|crash|hang|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
                     [--nodes 2] [--np 4] [--victims 3] [--variant ompi|ompi-stock]
                     [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
                     [--summary crashed|hung|lost]
 
-crash: the victims kill themselves (SIGKILL). The node losses hit the last
+crash: the victims kill themselves (SIGKILL); hang: they stop themselves
+(SIGSTOP). The node losses hit the last
 node from outside once its ranks compute: stop-ranks stops its MPI ranks
 (SIGSTOP: a hung node), kill-ranks kills them,
 kill-node every process in it (prted too), cut and cut-blackhole isolate it
@@ -35,10 +36,10 @@ EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole")
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--kind", choices=["none", "crash", *EXTERNAL], required=True)
+    p.add_argument("--kind", choices=["none", "crash", "hang", *EXTERNAL], required=True)
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--np", type=int, default=4)
-    p.add_argument("--victims", default=None, help="crash only; default: the last rank")
+    p.add_argument("--victims", default=None, help="crash and hang only; default: the last rank")
     p.add_argument("--variant", default="ompi", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
     p.add_argument("--expect", choices=["pass", "report"], default="pass")
     p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
@@ -58,7 +59,7 @@ def parse():
 def victims_of(args):
     if args.kind == "none":
         return []
-    if args.kind == "crash":
+    if args.kind in ("crash", "hang"):
         return [int(v) for v in (args.victims or str(args.np - 1)).split(",")]
     return nodes.ranks_on(args.nodes - 1, args.np, args.nodes)
 
@@ -163,7 +164,7 @@ def outcome(run, overrun_notes):
 
 def run_job(args, names, exe, victims):
     inject = mpicmd.inject_file()
-    kind = {"none": "none", "crash": "crash"}.get(args.kind, "external")
+    kind = {"none": "none", "crash": "crash", "hang": "hang"}.get(args.kind, "external")
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
     mca = dict(kv.split("=", 1) for kv in args.mca)

@@ -31,7 +31,8 @@ sim_config lowlat_nodes(rank_t node_count, rank_t per_node, fault_kind fault, st
 
 std::string describe(const sim_config& c, std::uint64_t seed) {
     static constexpr std::array<const char*, 4> faults{"crash", "hang", "node-loss", "partition"};
-    return "seed " + std::to_string(seed) + " fault=" + faults[static_cast<int>(c.fault)] +
+    return "seed " + std::to_string(seed) + " hierarchy=" + std::string(name_of(c.hierarchy)) +
+           " fault=" + faults[static_cast<int>(c.fault)] +
            " n=" + std::to_string(c.nodes) + " ppn=" + std::to_string(c.per_node) + " f=" +
            std::to_string(c.failures) + " order=" + std::string(name_of(c.order)) + " width=" +
            std::to_string(c.probe_width) + " resume_ns=" + std::to_string(c.resume_after_ns) +
@@ -53,14 +54,25 @@ std::uint32_t nodes_below_half(rank_t node_count) {
     return std::max<std::uint32_t>(1, (node_count - 1) / 2);
 }
 
-sim_config draw_config(std::uint64_t seed) {
+// Two levels are drawn from 1 to 64 processes per node, with fewer nodes
+// when they are large, so that a run stays small.
+rank_t draw_per_node(rng& draws, hierarchy_kind hierarchy) {
+    if (hierarchy == hierarchy_kind::flat) {
+        return static_cast<rank_t>(2 + draws.below(15));
+    }
+    static constexpr std::array<rank_t, 8> sizes{1, 2, 3, 5, 8, 16, 32, 64};
+    return sizes[draws.below(sizes.size())];
+}
+
+sim_config draw_config(std::uint64_t seed, hierarchy_kind hierarchy = hierarchy_kind::flat) {
     rng draws(seed, stream::faults);
     static constexpr std::array kinds{fault_kind::crash, fault_kind::hang, fault_kind::node_loss,
                                       fault_kind::partition};
     const fault_kind fault = kinds[draws.below(kinds.size())];
-    const auto per_node = static_cast<rank_t>(2 + draws.below(15));
-    const auto node_count = static_cast<rank_t>(3 + draws.below(14));
+    const rank_t per_node = draw_per_node(draws, hierarchy);
+    const auto node_count = static_cast<rank_t>(3 + draws.below(per_node > 16 ? 6 : 14));
     sim_config config = lowlat_nodes(node_count, per_node, fault, 1);
+    config.hierarchy = hierarchy;
     static constexpr std::array orders{ring_order::node, ring_order::node, ring_order::rank, ring_order::shuffle};
     config.order = orders[draws.below(orders.size())];
     config.probe_width = 2 + static_cast<std::uint32_t>(draws.below(7));
@@ -96,12 +108,12 @@ sim_config draw_config(std::uint64_t seed) {
     return config;
 }
 
-TEST(FaultProperty, RandomSchedulesOfEveryFaultAreAccurateCompleteAndBounded) {
+void check_random_schedules(hierarchy_kind hierarchy) {
     std::array<int, 4> runs_of{};
     int bound_checked = 0, stops_checked = 0;
     constexpr std::uint64_t seeds = 240;
     for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
-        const sim_config config = draw_config(seed);
+        const sim_config config = draw_config(seed, hierarchy);
         SCOPED_TRACE(describe(config, seed));
         const run_result result = simulate(config, seed);
         EXPECT_EQ(result.violations.total(), 0u) << details(result);
@@ -130,6 +142,15 @@ TEST(FaultProperty, RandomSchedulesOfEveryFaultAreAccurateCompleteAndBounded) {
     }
     EXPECT_GT(bound_checked, 150);
     EXPECT_GT(stops_checked, 60);
+}
+
+TEST(FaultProperty, RandomSchedulesOfEveryFaultAreAccurateCompleteAndBounded) {
+    check_random_schedules(hierarchy_kind::flat);
+}
+
+// The same schedules with two levels (seed 000), 1 to 64 processes per node.
+TEST(FaultProperty, RandomSchedulesWithTwoLevelsAreAccurateCompleteAndBounded) {
+    check_random_schedules(hierarchy_kind::node);
 }
 
 // A node of 16: with the `node` order its processes have observers on
@@ -191,16 +212,79 @@ TEST(FaultProperty, ACutNodeStopsAndTheRestGoesOn) {
 // A node cut off from a large job stops by its census, within the census
 // bound whatever the job size (the oracle checks each process's deadline);
 // the count alone took 42 s at 2^14 processes (n / (2 ppn w) mending steps).
+// Flat, every cut process watches across the cut and takes a census. With
+// two levels only one a node does, and it stops its node-mates with it
+// (the others, which observe node-mates, would each find out one mending
+// step later).
 TEST(FaultProperty, ACutNodeOfALargeJobStopsWithinOneCensus) {
-    for (const rank_t node_count : {16u, 32u}) {
-        sim_config config = lowlat_nodes(node_count, 64, fault_kind::partition, 1);
-        SCOPED_TRACE(describe(config, 5));
-        const run_result result = simulate(config, 5);
-        EXPECT_EQ(result.violations.total(), 0u) << details(result);
-        EXPECT_EQ(result.losing_side, 64u);
-        EXPECT_GE(result.all_stopped_ns, 0);
-        EXPECT_LE(result.all_stopped_ns, census_stop_bound_ns(config, detector_config{}.quorum_wait_ns));
-        EXPECT_GE(result.totals.censuses, 64u);  // every cut process, and the lost node's observers
+    for (const hierarchy_kind hierarchy : {hierarchy_kind::flat, hierarchy_kind::node}) {
+        for (const rank_t node_count : {16u, 32u}) {
+            sim_config config = lowlat_nodes(node_count, 64, fault_kind::partition, 1);
+            config.hierarchy = hierarchy;
+            SCOPED_TRACE(describe(config, 5));
+            const run_result result = simulate(config, 5);
+            EXPECT_EQ(result.violations.total(), 0u) << details(result);
+            EXPECT_EQ(result.losing_side, 64u);
+            EXPECT_GE(result.all_stopped_ns, 0);
+            EXPECT_LE(result.all_stopped_ns, census_stop_bound_ns(config, detector_config{}.quorum_wait_ns));
+            if (hierarchy == hierarchy_kind::flat) {
+                EXPECT_GE(result.totals.censuses, 64u);  // every cut process, and the lost node's observers
+            } else {
+                EXPECT_LE(result.totals.censuses, 4u);  // one a side of each edge across the cut
+            }
+        }
+    }
+}
+
+// Seed 000's promise, kept: a lost node is one declaration, at delta plus
+// the node grace, and costs the job no more notice messages than a crash.
+// Flat, it cost 64 times a crash at this size (one notice per process).
+TEST(FaultProperty, WithTwoLevelsANodeLossCostsWhatACrashCosts) {
+    sim_config config = lowlat_nodes(64, 16, fault_kind::node_loss, 1);
+    config.hierarchy = hierarchy_kind::node;
+    SCOPED_TRACE(describe(config, 3));
+    const run_result loss = simulate(config, 3);
+    EXPECT_EQ(loss.violations.total(), 0u) << details(loss);
+    ASSERT_TRUE(loss.bound_checked);
+    EXPECT_GT(loss.bound_ratio, 0.9);  // the two-level bound is tight, not vacuous
+    const double measured_s = static_cast<double>(loss.stable_ns) / ns_per_s;
+    EXPECT_LE(measured_s, 1.5 + 0.01);  // delta + delta/2
+    EXPECT_GE(measured_s, 1.5 - 0.11);  // the last word came up to eta before the loss
+    EXPECT_EQ(loss.totals.notices_started, 1u);
+    config.fault = fault_kind::crash;
+    const run_result crash = simulate(config, 3);
+    EXPECT_EQ(crash.violations.total(), 0u) << details(crash);
+    EXPECT_LE(static_cast<double>(loss.totals.notice_messages_sent),
+              1.5 * static_cast<double>(crash.totals.notice_messages_sent));
+    // Heartbeats across nodes: one edge a node, one word a period on it.
+    for (const run_result* run : {&loss, &crash}) {
+        const double periods = static_cast<double>(run->end_ns) / static_cast<double>(config.period_ns);
+        EXPECT_LE(static_cast<double>(run->network.heartbeats_across_nodes), 1.01 * 64 * periods);
+        EXPECT_GE(static_cast<double>(run->network.heartbeats_across_nodes), 0.9 * 63 * periods);
+    }
+}
+
+// Two levels: 4 consecutive hung ranks among 8 on one host, at delta 50 ms.
+// Each observer asks the host about the predecessors behind its emitter,
+// so the row is declared in one timeout (1.2 delta + 5 ms is the target);
+// flat, the ring mends one emitter at a time even with probing.
+TEST(FaultProperty, WithTwoLevelsARowOfHungNodeMatesTakesOneTimeout) {
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        sim_config config = lowlat_nodes(1, 8, fault_kind::hang, 4);
+        config.period_ns = 10'000'000;
+        config.timeout_ns = 50'000'000;
+        config.where = placement::consecutive_ranks;
+        config.quorum = false;  // half of the job hangs
+        config.order = ring_order::rank;
+        SCOPED_TRACE(describe(config, seed));
+        config.hierarchy = hierarchy_kind::node;
+        const run_result two = simulate(config, seed);
+        EXPECT_EQ(two.violations.total(), 0u) << details(two);
+        EXPECT_LE(two.all_known_ns, 65'000'000);
+        config.hierarchy = hierarchy_kind::flat;
+        const run_result flat = simulate(config, seed);
+        EXPECT_EQ(flat.violations.total(), 0u) << details(flat);
+        EXPECT_GT(flat.all_known_ns, 100'000'000);
     }
 }
 

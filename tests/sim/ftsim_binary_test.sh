@@ -31,7 +31,8 @@ check_rejects --probe-width --nodes 64 --probe-width 9
 check_rejects --quorum --nodes 64 --quorum maybe
 check_rejects --runtime-confirms-ms --nodes 64 --runtime-confirms-ms x
 check_rejects --resume-after --nodes 64 --fault crash --resume-after 10min
-for flag in --fault --resume-after --probe-width --quorum --runtime-confirms-ms --ppn; do
+check_rejects --hierarchy --nodes 64 --hierarchy tree
+for flag in --fault --resume-after --probe-width --quorum --runtime-confirms-ms --ppn --hierarchy; do
   "$ftsim" --help | grep -q -- "$flag " || fail "--help does not document $flag"
 done
 
@@ -52,6 +53,10 @@ part=$("$ftsim" --nodes 64 --ppn 8 --fault partition --scenario lowlat --runs 1 
 echo "$part" | grep -q '"fault":"partition".*"bound_violations":0' || fail "partition output: $part"
 "$ftsim" --nodes 64 --ppn 8 --fault partition --quorum off --scenario lowlat --runs 1 --seed 3 >/dev/null 2>&1
 [ $? -eq 1 ] || fail "a partition without the quorum rule did not exit 1"
+
+two=$("$ftsim" --nodes 64 --ppn 8 --fault node-loss --hierarchy node --scenario lowlat --runs 1 --seed 3)
+[ $? -eq 0 ] || fail "a node loss with two levels exited non-zero"
+echo "$two" | grep -q '"hierarchy":"node".*"across_nodes":{"heartbeats_per_period":' || fail "two levels output: $two"
 
 swim=$("$ftsim" --swim --nodes 1000 --runs 3 --seed 9)
 echo "$swim" | grep -q '"mode":"swim".*"seed":9' || fail "swim output: $swim"

@@ -143,6 +143,35 @@ TEST(CApi, ParsesWords) {
     EXPECT_EQ(btl_ft_parse_propagator(nullptr, &value), -1);
     EXPECT_STREQ(btl_ft_ring_order_words, "rank|node|shuffle");
     EXPECT_STREQ(btl_ft_propagator_words, "hba|bmg|chord");
+    EXPECT_EQ(btl_ft_parse_hierarchy("node", &value), 0);
+    EXPECT_EQ(value, BTL_FT_HIERARCHY_NODE);
+    EXPECT_EQ(btl_ft_parse_hierarchy("tree", &value), -1);
+    EXPECT_STREQ(btl_ft_hierarchy_words, "flat|node");
+    EXPECT_STREQ(btl_ft_hierarchy_name(BTL_FT_DEFAULT_HIERARCHY), "flat");
+    EXPECT_EQ(btl_ft_hierarchy_name(2), nullptr);
+}
+
+// Two levels through the C ABI: an unknown value is named; with nodes, or
+// without (one node), the detector is made.
+TEST(CApi, TheHierarchyIsCheckedAndBuilt) {
+    auto config = valid_config(4, 1);
+    config.hierarchy = 7;
+    expect_rejected(config, "config.hierarchy (7) must be one of flat|node");
+    char rule[128];
+    EXPECT_EQ(btl_ft_config_problem(&config, rule, sizeof rule), BTL_FT_FIELD_HIERARCHY);
+    EXPECT_STREQ(btl_ft_config_field_name(BTL_FT_FIELD_HIERARCHY), "hierarchy");
+    mailbox box;
+    const btl_ft_callbacks_t callbacks = callbacks_for(box);
+    const uint32_t nodes[] = {5, 5, 9, 9};
+    for (const uint32_t* node_of_rank : {static_cast<const uint32_t*>(nullptr), nodes}) {
+        config = valid_config(4, 1);
+        config.hierarchy = BTL_FT_HIERARCHY_NODE;
+        config.node_of_rank = node_of_rank;
+        btl_ft_detector_t* detector = nullptr;
+        char error[256];
+        ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
+        btl_ft_destroy(detector);
+    }
 }
 
 TEST(CApi, NamesWordsBack) {

@@ -8,75 +8,32 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 
 #include "btl_ft/overlay.hpp"
 #include "btl_ft/prng.hpp"
+#include "flood_helpers.hpp"
 
 namespace btl_ft {
 namespace {
 
-constexpr propagator_kind all_kinds[] = {propagator_kind::hba, propagator_kind::bmg, propagator_kind::chord};
+using namespace flood_helpers;
 
-struct flood_result {
-    std::vector<char> got;
-    std::uint64_t messages = 0;
-    unsigned depth = 0;
-    std::string error;
-};
+constexpr propagator_kind all_kinds[] = {propagator_kind::hba, propagator_kind::bmg, propagator_kind::chord};
 
 // Runs one broadcast to completion; `crashed` participants drop what they get.
 flood_result flood(propagator_kind kind, rank_t size, rank_t source, const dead_set& skip, const std::vector<char>& crashed) {
-    struct in_flight {
-        rank_t to, from;
-        route_tag route;
-        unsigned depth;
-    };
     const overlay_route route{kind, size, source, skip};
-    flood_result result;
-    result.got.assign(size, 0);
-    result.got[source] = 1;
-    std::deque<in_flight> queue;
-    std::vector<hop> hops;
-    const auto forward = [&](rank_t from, route_tag received, unsigned depth) {
-        overlay_hops(route, from, received, hops);
-        for (const hop& next : hops) queue.push_back({next.target, from, next.route, depth + 1});
-    };
-    forward(source, route_origin, 0);
-    while (!queue.empty() && result.error.empty()) {
-        const in_flight message = queue.front();
-        queue.pop_front();
-        ++result.messages;
-        if (message.to >= size || skip.contains(message.to) || message.to == source || message.to == message.from) {
-            result.error = "message from " + std::to_string(message.from) + " to " + std::to_string(message.to);
-        } else if (overlay_sender(route, message.to, message.route) != message.from) {
-            result.error = "route tag does not name the sender " + std::to_string(message.from);
-        }
-        if (crashed[message.to] || result.got[message.to]) continue;
-        result.got[message.to] = 1;
-        result.depth = std::max(result.depth, message.depth);
-        forward(message.to, message.route, message.depth);
-    }
-    return result;
-}
-
-// Participants that did not get it (and are not crashed).
-std::size_t missed(const flood_result& result, const dead_set& skip, const std::vector<char>& crashed) {
-    std::size_t count = 0;
-    for (rank_t rank = 0; rank < result.got.size(); ++rank) {
-        count += !skip.contains(rank) && !crashed[rank] && !result.got[rank];
-    }
-    return count;
-}
-
-dead_set random_skip(splitmix64& random, rank_t size, std::size_t count) {
-    dead_set skip;
-    while (skip.size() < count && skip.size() + 1 < size) skip.insert(static_cast<rank_t>(random.below(size)));
-    return skip;
-}
-
-rank_t random_participant(splitmix64& random, rank_t size, const dead_set& skip) {
-    return skip.alive_at(static_cast<rank_t>(random.below(skip.alive_count(size))));
+    return flood_with(
+        size, source, crashed, [&](rank_t self, route_tag received, std::vector<hop>& out) { overlay_hops(route, self, received, out); },
+        [&](const in_flight& message) -> std::string {
+            if (message.to >= size || skip.contains(message.to) || message.to == source || message.to == message.from) {
+                return "message from " + std::to_string(message.from) + " to " + std::to_string(message.to);
+            }
+            if (overlay_sender(route, message.to, message.route) != message.from) {
+                return "route tag does not name the sender " + std::to_string(message.from);
+            }
+            return {};
+        });
 }
 
 TEST(Overlay, EveryKindReachesEveryParticipantForSizesUpTo300) {
@@ -89,7 +46,7 @@ TEST(Overlay, EveryKindReachesEveryParticipantForSizesUpTo300) {
             for (const propagator_kind kind : all_kinds) {
                 const flood_result result = flood(kind, size, source, skip, none);
                 ASSERT_EQ(result.error, "") << name_of(kind) << " size " << size;
-                ASSERT_EQ(missed(result, skip, none), 0u) << name_of(kind) << " size " << size << " source " << source;
+                ASSERT_EQ(missed(result.got, skip, none), 0u) << name_of(kind) << " size " << size << " source " << source;
                 const rank_t n = skip.alive_count(size);
                 ASSERT_LE(result.depth, static_cast<unsigned>(std::bit_width(n)) + 1) << name_of(kind) << " n " << n;
             }
@@ -106,7 +63,7 @@ TEST(Overlay, EveryKindReachesEveryParticipantAtTwoToTheSixteen) {
     for (const propagator_kind kind : all_kinds) {
         const flood_result result = flood(kind, size, source, skip, none);
         ASSERT_EQ(result.error, "") << name_of(kind);
-        EXPECT_EQ(missed(result, skip, none), 0u) << name_of(kind);
+        EXPECT_EQ(missed(result.got, skip, none), 0u) << name_of(kind);
         EXPECT_LE(result.depth, 18u) << name_of(kind);
     }
 }
@@ -170,7 +127,7 @@ TEST(OverlayHba, SurvivesUpToKMinusOneCrashedParticipants) {
         }
         const flood_result result = flood(propagator_kind::hba, size, source, skip, crashed);
         ASSERT_EQ(result.error, "");
-        ASSERT_EQ(missed(result, skip, crashed), 0u) << "trial " << trial << " n " << n << " k " << k;
+        ASSERT_EQ(missed(result.got, skip, crashed), 0u) << "trial " << trial << " n " << n << " k " << k;
     }
 }
 
@@ -191,7 +148,7 @@ double messages_per_process(propagator_kind kind, rank_t size, rank_t failed) {
     const dead_set skip({failed});
     const std::vector<char> none(size, 0);
     const flood_result result = flood(kind, size, failed == 0 ? 1 : 0, skip, none);
-    EXPECT_EQ(missed(result, skip, none), 0u);
+    EXPECT_EQ(missed(result.got, skip, none), 0u);
     return static_cast<double>(result.messages) / skip.alive_count(size);
 }
 

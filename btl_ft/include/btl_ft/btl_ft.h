@@ -27,6 +27,7 @@ typedef struct btl_ft_detector btl_ft_detector_t;
 
 enum btl_ft_ring_order { BTL_FT_RING_RANK = 0, BTL_FT_RING_NODE = 1, BTL_FT_RING_SHUFFLE = 2 };
 enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, BTL_FT_PROPAGATOR_CHORD = 2 };
+enum btl_ft_hierarchy { BTL_FT_HIERARCHY_FLAT = 0, BTL_FT_HIERARCHY_NODE = 1 };
 
 /* What a job runs unless told otherwise: the MCA variables' defaults in
  * libmpi and ftsim's, from this one home. */
@@ -34,6 +35,7 @@ enum btl_ft_propagator { BTL_FT_PROPAGATOR_HBA = 0, BTL_FT_PROPAGATOR_BMG = 1, B
 #define BTL_FT_DEFAULT_TIMEOUT_NS 1000000000LL  /* delta 1 s */
 #define BTL_FT_DEFAULT_RING_ORDER BTL_FT_RING_NODE
 #define BTL_FT_DEFAULT_PROPAGATOR BTL_FT_PROPAGATOR_HBA
+#define BTL_FT_DEFAULT_HIERARCHY BTL_FT_HIERARCHY_FLAT
 #define BTL_FT_DEFAULT_PROBE_WIDTH BTL_FT_PROBE_WIDTH_MAX
 #define BTL_FT_DEFAULT_QUORUM 1
 #define BTL_FT_DEFAULT_WITNESS 1
@@ -121,6 +123,9 @@ typedef struct btl_ft_config {
                                        node gets to answer (never less than half the
                                        timeout, so 0 = half the timeout);
                                        BTL_FT_DEFAULT_NODE_GRACE_NS is libmpi's */
+    int hierarchy;                  /* enum btl_ft_hierarchy: with NODE, node-mates observe
+                                       each other and heartbeats and notices cross nodes
+                                       once per node (node_of_rank NULL: one node) */
 } btl_ft_config_t;
 
 /* The members btl_ft_config_problem() can name: what a caller maps to its
@@ -144,6 +149,7 @@ enum btl_ft_config_field {
     BTL_FT_FIELD_ANSWER_WITHIN_NS,
     BTL_FT_FIELD_WITNESS_PATIENCE_NS,
     BTL_FT_FIELD_NODE_GRACE_NS,
+    BTL_FT_FIELD_HIERARCHY,
     BTL_FT_FIELD_COUNT
 };
 
@@ -220,11 +226,14 @@ void btl_ft_get_stats(const btl_ft_detector_t *detector, btl_ft_stats_t *out);
  * unknown word. The *_words strings list what is accepted, for messages. */
 int btl_ft_parse_ring_order(const char *word, int *out);
 int btl_ft_parse_propagator(const char *word, int *out);
+int btl_ft_parse_hierarchy(const char *word, int *out);
 extern const char btl_ft_ring_order_words[];   /* "rank|node|shuffle" */
 extern const char btl_ft_propagator_words[];   /* "hba|bmg|chord" */
+extern const char btl_ft_hierarchy_words[];    /* "flat|node" */
 /* The word of an enum value (the inverse of the parsers); NULL if unknown. */
 const char *btl_ft_ring_order_name(int ring_order);
 const char *btl_ft_propagator_name(int propagator);
+const char *btl_ft_hierarchy_name(int hierarchy);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,7 @@ namespace btl_ft {
 
 class ring;
 class dead_set;
+class node_layout;
 
 // Transport contract.
 // - put_heartbeat(): a one-sided write of `word` into the observer's
@@ -137,6 +138,15 @@ struct detector_config {
     // the others. Its price: a lost node is declared this much after the
     // timeout, not half a timeout.
     time_ns node_grace_ns = BTL_FT_DEFAULT_NODE_GRACE_NS;
+    // One level or two (seed 000). With `node`, `layout` is the job's and
+    // the ring is ring::make_grouped's: node-mates observe each other and
+    // the ring crosses to another node once per node. An emitter on another
+    // node that falls silent with every witness asked there (two, when the
+    // node has them) is a lost node: all its processes are declared in one
+    // notice. Notices travel by node_overlay_hops, once per node and then
+    // in a local star. Every process of a job must use the same hierarchy.
+    hierarchy_kind hierarchy = hierarchy_kind::flat;
+    std::shared_ptr<const node_layout> layout;
 
     // --- derived values: each has this one formula, which the detector,
     // ftsim's bounds and the tests all use ---

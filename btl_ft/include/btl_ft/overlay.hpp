@@ -27,20 +27,23 @@
 // Route tag: 0 at the source; otherwise 1 + 32*channel + j, the link the
 // notice travelled (hba: channel = cube, j = dimension; bmg: channel 0 = +2^j,
 // 1 = -2^j; chord: +2^j). It lets the receiver name its sender without
-// trusting the transport.
+// trusting the transport. route_local marks the local star of the two-level
+// overlay (node_overlay_hops).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "btl_ft/dead_set.hpp"
+#include "btl_ft/node_layout.hpp"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft {
 
 using route_tag = std::uint8_t;
 inline constexpr route_tag route_origin = 0;
-inline constexpr route_tag route_tag_max = 64;  // 1 + 32 * 1 + 31
+inline constexpr route_tag route_local = 65;  // after the largest link tag, 1 + 32 * 1 + 31
+inline constexpr route_tag route_tag_max = route_local;
 
 struct hop {
     rank_t target;
@@ -63,5 +66,28 @@ void overlay_hops(const overlay_route& route, rank_t self, route_tag received, s
 // The participant that sends to `self` with tag `received`; no_rank for the
 // origin tag or a tag that cannot reach `self`.
 rank_t overlay_sender(const overlay_route& route, rank_t self, route_tag received);
+
+// Two levels (seed 000, Algorithm 1). The overlay of `route.kind` runs
+// between nodes: the nodes where `route.skip` leaves a live process,
+// labelled from the source's node. A link into a node lands on one of the
+// node's first node_landings live processes, chosen by the link's tag, so
+// that one unknown failure there costs the links landing on it, not the
+// node. A process of a node that receives a notice over a link before any
+// copy from a node-mate is the node's representative for that notice: it
+// forwards on its node's links and to every live node-mate (the local star,
+// tag route_local). The source does both as its node's representative. A
+// receiver of the local star forwards nothing. So a notice crosses each
+// link between nodes at most node_landings times and reaches every
+// process, and the messages follow nodes, not processes.
+//
+// Why two landings and not one per link: each landing that receives before
+// the other's local star arrives sends a star of its own, so every extra
+// landing costs up to a node's worth of messages per notice. One landing
+// loses the whole node to one process dying unseen in the wrong moment.
+//
+// Replaces `out` as overlay_hops does; `self` is a participant.
+inline constexpr rank_t node_landings = 2;
+void node_overlay_hops(const overlay_route& route, const node_layout& layout, rank_t self, route_tag received,
+                       std::vector<hop>& out);
 
 }  // namespace btl_ft

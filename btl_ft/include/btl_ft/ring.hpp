@@ -14,6 +14,8 @@
 
 namespace btl_ft {
 
+class node_layout;
+
 class ring {
 public:
     // node_of_rank.size() is the job size; seed matters for `shuffle` only
@@ -21,6 +23,14 @@ public:
     static std::shared_ptr<const ring> make(ring_order order,
                                             std::span<const std::uint32_t> node_of_rank,
                                             std::uint64_t seed);
+    // The ring of the two-level hierarchy (seed 000): the processes of each
+    // node side by side in rank order, so each node has one edge in from the
+    // node before it and one out to the node after it, and a process's
+    // emitter is a node-mate except at the node's first live process. The
+    // nodes follow `order` applied to node numbers (`node` keeps them in
+    // order, as nodes never share a node).
+    static std::shared_ptr<const ring> make_grouped(ring_order order, const node_layout& layout,
+                                                    std::uint64_t seed);
     // All ranks on one node: for simulations and single-node tests.
     static std::shared_ptr<const ring> make_flat(ring_order order, rank_t size, std::uint64_t seed);
     // An explicit order (a permutation of 0..n-1), for tests and tools.

@@ -30,6 +30,14 @@ enum class propagator_kind : std::uint8_t {
     chord,  // forward-only binomial graph (seed 003)
 };
 
+// Who observes whom, and who carries notices (seed 000).
+enum class hierarchy_kind : std::uint8_t {
+    flat,  // one ring and one overlay over every process (seed 002)
+    node,  // node-mates observe each other, the ring crosses nodes once per
+           // node, and notices cross nodes once per node, then go out in a
+           // local star (node_layout.hpp, overlay.hpp)
+};
+
 // How a failure became known. Only a confirmed failure is proof that the
 // process is gone rather than on the other side of a silent network cut, so
 // only `crashed` is left out of the quorum rule's count (detector_quorum.cpp).
@@ -52,7 +60,9 @@ enum class process_state : std::uint8_t {
 
 std::optional<ring_order> parse_ring_order(std::string_view word);
 std::optional<propagator_kind> parse_propagator(std::string_view word);
+std::optional<hierarchy_kind> parse_hierarchy(std::string_view word);
 std::string_view name_of(ring_order order);
 std::string_view name_of(propagator_kind kind);
+std::string_view name_of(hierarchy_kind kind);
 
 }  // namespace btl_ft

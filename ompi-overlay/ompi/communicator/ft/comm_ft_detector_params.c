@@ -110,6 +110,7 @@ enum {
     ROW_PROBE_WIDTH,
     ROW_RING_ORDER,
     ROW_PROPAGATOR,
+    ROW_HIERARCHY,
     ROW_COUNT
 };
 
@@ -238,6 +239,18 @@ static var_row_t rows[ROW_COUNT] = {
         "broadcasts; bmg = binomial graph; chord = forward-only binomial graph",
         btl_ft_propagator_words, btl_ft_parse_propagator, btl_ft_propagator_name,
         BTL_FT_DEFAULT_PROPAGATOR},
+    [ROW_HIERARCHY] = {
+        "detector_hierarchy", VAR_WORD, OPAL_INFO_LVL_5, PARAM(detector.hierarchy),
+        BTL_FT_FIELD_HIERARCHY,
+        "Who observes whom, one of %s: flat = one ring and one notice overlay "
+        "over every process (seed 002); node = processes are observed by a "
+        "node-mate, the ring crosses to another node once per node, a node whose "
+        "processes all fall silent is declared whole in one notice, and notices "
+        "cross between nodes once per node and then go to node-mates, so "
+        "heartbeats and notices on the network follow the number of nodes, not "
+        "of processes (seed 000). Must be the same in every process",
+        btl_ft_hierarchy_words, btl_ft_parse_hierarchy, btl_ft_hierarchy_name,
+        BTL_FT_DEFAULT_HIERARCHY},
 };
 
 static const mca_base_var_type_t mca_type_of[] = {
