@@ -122,65 +122,6 @@ void detector::state::suspect_emitter(time_ns now) {
     }
 }
 
-// Two levels. When the emitter and every witness asked on its node were
-// silent, the node is lost (or cut off, or starved as a whole past the
-// grace): its live processes are declared with the emitter, in one notice
-// (seed 000, Algorithm 1). One copy goes to each node of the declared, at
-// the first of them: should the node run after all, that process tells its
-// node-mates (tell_condemned_mates). Otherwise the predecessors behind the
-// emitter that share this process's node are asked of the host at once
-// (it costs a read of /proc): those stopped or gone are declared with it,
-// so a row of hung node-mates takes one timeout, not one each.
-void detector::state::suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found,
-                                              bool node_silent) {
-    std::vector<rank_t> declared(found.view().begin(), found.view().end());
-    if (node_silent) {
-        for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(suspect))) {
-            if (mate != self() && mark_failed(now, mate, failure_kind::suspected)) {
-                declared.push_back(mate);
-            }
-        }
-    } else {
-        condemn_stopped_mates(now, suspect, declared);
-    }
-    if (check_quorum(now)) {
-        return;
-    }
-    fix_neighbours(now, true);
-    std::vector<rank_t> copies;
-    for (const rank_t rank : declared) {
-        const rank_t node = config.layout->node_of(rank);
-        if (std::none_of(copies.begin(), copies.end(), [&](rank_t c) { return config.layout->node_of(c) == node; })) {
-            copies.push_back(rank);
-        }
-    }
-    broadcast(now, node_silent ? std::span<const rank_t>(copies) : std::span<const rank_t>(declared));
-    std::sort(declared.begin(), declared.end());
-    out.on_suspected(declared);
-    report(declared);
-    if (node_silent) {
-        start_census(now);
-    }
-}
-
-void detector::state::condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared) {
-    if (!config.node_of_rank) {
-        return;  // witnesses off: the host is not asked
-    }
-    for (rank_t rank = ring_order->predecessor(suspect); rank != self(); rank = ring_order->predecessor(rank)) {
-        if (gone(rank)) {
-            continue;
-        }
-        const process_state seen = same_node(self(), rank) ? net.local_state(rank) : process_state::unknown;
-        if (seen != process_state::stopped && seen != process_state::gone) {
-            return;
-        }
-        if (mark_failed(now, rank, failure_kind::suspected)) {
-            declared.push_back(rank);
-        }
-    }
-}
-
 rank_t detector::state::find_emitter() const {
     rank_t candidate = ring_order->predecessor(self());
     while (candidate != self() && gone(candidate)) {

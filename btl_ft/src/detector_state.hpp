@@ -7,8 +7,9 @@
 // detector_probe.cpp (probing the predecessors behind a new emitter),
 // detector_witness.cpp (asking the emitter's node whether it still runs),
 // detector_quorum.cpp (partitions), detector_census.cpp (how much of the
-// job a process still reaches) and detector_notice.cpp (starting,
-// receiving and forwarding failure notices).
+// job a process still reaches), detector_notice.cpp (starting, receiving
+// and forwarding failure notices) and detector_two_levels.cpp (what the
+// node hierarchy changes).
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
 // ranks already told they are dead, a fixed window of probes, and a few
@@ -95,8 +96,6 @@ struct detector::state {
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
-    void suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found, bool node_silent);
-    void condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared);
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
     rank_t find_emitter() const;
@@ -157,13 +156,17 @@ struct detector::state {
     void forward(const wire::message& msg);
     // The overlay of the configured hierarchy, as this process forwards.
     void notice_hops(const overlay_route& route, route_tag received, std::vector<hop>& hops) const;
+    std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;
+    void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);
+
+    // --- two levels (detector_two_levels.cpp) ---
+    void suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found, bool node_silent);
+    void condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared);
     void tell_condemned_mates(const wire::message& msg);
     void tell_source_what_it_missed(rank_t from, const wire::message& msg);
     bool answers_a_notice_of_ours(rank_t from, const wire::message& msg) const;
     bool runtime_told_everyone(rank_t rank, failure_kind kind) const;
     bool spreads_news(const wire::message& msg);
-    std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;
-    void send_all(std::vector<std::byte>& bytes, const std::vector<hop>& hops);
 
     // --- invariants (detector.cpp) ---
     void check_invariants() const;
