@@ -47,10 +47,7 @@ void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspect
     }
     const dead_set skip = dead_set::merged(dead.ranks(), departed.ranks());
     std::vector<std::byte> bytes;
-    const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
-    wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
-                         departed.ranks(), crashed.ranks(), only_unreachable},
-                        bytes);
+    encode_own_notice(bytes);
     if (bytes.size() > config.max_message_bytes) {
         broadcast_direct(skip, suspects);
         return;
@@ -61,6 +58,14 @@ void detector::state::broadcast(time_ns /*now*/, std::span<const rank_t> suspect
         hops.push_back({suspect, route_origin});
     }
     send_all(bytes, hops);
+}
+
+// Everything this process knows, as a notice from it.
+void detector::state::encode_own_notice(std::vector<std::byte>& bytes) const {
+    const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
+    wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
+                         departed.ranks(), crashed.ranks(), only_unreachable},
+                        bytes);
 }
 
 void detector::state::notice_hops(const overlay_route& route, route_tag received, std::vector<hop>& hops) const {

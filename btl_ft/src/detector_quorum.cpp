@@ -148,7 +148,7 @@ void detector::state::stop_node_mates() {
         }
     };
     if (config.hierarchy == hierarchy_kind::node) {
-        for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(self()))) {
+        for (const rank_t mate : config.layout->mates_of(self())) {
             tell(mate);
         }
     } else if (config.node_of_rank) {

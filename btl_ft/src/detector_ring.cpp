@@ -110,13 +110,21 @@ void detector::state::suspect_emitter(time_ns now) {
         suspect_with_two_levels(now, suspect, found, node_silent);
         return;
     }
+    declare_suspected(now, found.view(), found.view(), node_silent);
+}
+
+// What this process declared failed itself goes out: a notice (with a copy
+// for `copies`, so that one that was falsely suspected learns it), the
+// fence, the sink, and a census when a whole node was silent.
+void detector::state::declare_suspected(time_ns now, std::span<const rank_t> declared,
+                                        std::span<const rank_t> copies, bool node_silent) {
     if (check_quorum(now)) {
         return;
     }
     fix_neighbours(now, true);
-    broadcast(now, found.view());
-    out.on_suspected(found.view());
-    report(found.view());
+    broadcast(now, copies);
+    out.on_suspected(declared);
+    report(declared);
     if (node_silent) {
         start_census(now);
     }

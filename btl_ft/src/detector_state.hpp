@@ -96,6 +96,8 @@ struct detector::state {
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
     void suspect_emitter(time_ns now);
+    void declare_suspected(time_ns now, std::span<const rank_t> declared, std::span<const rank_t> copies,
+                           bool node_silent);
     void start_confirm(time_ns now);
     void heard_emitter(time_ns now);
     rank_t find_emitter() const;
@@ -154,6 +156,7 @@ struct detector::state {
     void on_notice(time_ns now, rank_t from, const wire::message& msg);
     bool knows_failures_in(const wire::message& msg) const;  // the notice names no new failure or crash
     void forward(const wire::message& msg);
+    void encode_own_notice(std::vector<std::byte>& bytes) const;
     // The overlay of the configured hierarchy, as this process forwards.
     void notice_hops(const overlay_route& route, route_tag received, std::vector<hop>& hops) const;
     std::vector<rank_t> unreachable_not_crashed(std::span<const rank_t> failed) const;

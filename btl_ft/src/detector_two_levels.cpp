@@ -23,7 +23,7 @@ void detector::state::suspect_with_two_levels(time_ns now, rank_t suspect, const
                                               bool node_silent) {
     std::vector<rank_t> declared(found.view().begin(), found.view().end());
     if (node_silent) {
-        for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(suspect))) {
+        for (const rank_t mate : config.layout->mates_of(suspect)) {
             if (mate != self() && mark_failed(now, mate, failure_kind::suspected)) {
                 declared.push_back(mate);
             }
@@ -31,24 +31,16 @@ void detector::state::suspect_with_two_levels(time_ns now, rank_t suspect, const
     } else {
         condemn_stopped_mates(now, suspect, declared);
     }
-    if (check_quorum(now)) {
-        return;
-    }
-    fix_neighbours(now, true);
     std::vector<rank_t> copies;
     for (const rank_t rank : declared) {
         const rank_t node = config.layout->node_of(rank);
-        if (std::none_of(copies.begin(), copies.end(), [&](rank_t c) { return config.layout->node_of(c) == node; })) {
+        if (!node_silent ||
+            std::none_of(copies.begin(), copies.end(), [&](rank_t c) { return config.layout->node_of(c) == node; })) {
             copies.push_back(rank);
         }
     }
-    broadcast(now, node_silent ? std::span<const rank_t>(copies) : std::span<const rank_t>(declared));
     std::sort(declared.begin(), declared.end());
-    out.on_suspected(declared);
-    report(declared);
-    if (node_silent) {
-        start_census(now);
-    }
+    declare_suspected(now, declared, copies, node_silent);
 }
 
 void detector::state::condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared) {
@@ -82,7 +74,7 @@ void detector::state::tell_condemned_mates(const wire::message& msg) {
     wire::encode_notice({msg.mode, route_local, msg.source, msg.sequence, msg.failed, msg.departed, msg.crashed,
                          msg.unreachable},
                         bytes);
-    for (const rank_t mate : config.layout->ranks_of(config.layout->node_of(self()))) {
+    for (const rank_t mate : config.layout->mates_of(self())) {
         if (mate != self() && std::binary_search(msg.failed.begin(), msg.failed.end(), mate)) {
             net.send(mate, bytes);
         }
@@ -102,10 +94,7 @@ void detector::state::tell_source_what_it_missed(rank_t from, const wire::messag
         return;
     }
     std::vector<std::byte> bytes;
-    const std::vector<rank_t> only_unreachable = unreachable_not_crashed(dead.ranks());
-    wire::encode_notice({wire::mode_of(config.propagator), route_origin, self(), notice_sequence, dead.ranks(),
-                         departed.ranks(), crashed.ranks(), only_unreachable},
-                        bytes);
+    encode_own_notice(bytes);
     if (bytes.size() <= config.max_message_bytes) {
         net.send(from, bytes);
         ++stats.notice_messages_sent;

@@ -63,7 +63,7 @@ rank_t detector::state::witness_for(rank_t subject) const {
 // in rank order, cyclically, other than the subject and self; no_rank if
 // none.
 rank_t detector::state::next_node_mate(rank_t subject, rank_t after) const {
-    const std::span<const rank_t> mates = config.layout->ranks_of(config.layout->node_of(subject));
+    const std::span<const rank_t> mates = config.layout->mates_of(subject);
     const auto start = std::upper_bound(mates.begin(), mates.end(), after) - mates.begin();
     for (std::size_t step = 0; step < mates.size(); ++step) {
         const rank_t candidate = mates[(static_cast<std::size_t>(start) + step) % mates.size()];

@@ -30,6 +30,8 @@ public:
     std::span<const rank_t> ranks_of(rank_t node) const {
         return {ranks_.data() + first_[node], ranks_.data() + first_[node + 1]};
     }
+    // Every process of `rank`'s node, itself included.
+    std::span<const rank_t> mates_of(rank_t rank) const { return ranks_of(node_of(rank)); }
     bool contiguous() const { return contiguous_; }
 
     // The nodes every process of which is in `skip` (a set of ranks), as a
