@@ -13,6 +13,7 @@ import sys
 from benchmarks import common
 from benchmarks import summary
 
+from benchmarks.node import report_two_levels
 from benchmarks.scale import report_sim
 
 OUT = common.ROOT / "benchmarks" / ("RESULTS.md" if common.TRANSPORT is None
@@ -42,6 +43,7 @@ def machine_section(info):
 # The results files each stage of run_all.py writes.
 STAGE_RESULTS = {"scale": "scale", "sim_faults": "scale_faults", "fig4": "ftsim_fig4", "fig3": "fttune_fig3",
                  "propagate": "propagate", "agree": "agree", "crash": "crash", "node": "node",
+                 "two_levels": "two_levels",
                  "overhead": "overhead", "latency": "latency", "footprint": "footprint",
                  "accuracy": "accuracy", "false_failures": "false_failures", "repeat": "repeat",
                  "tasks": "tasks"}
@@ -490,6 +492,7 @@ def main():
         ("Machine and run", machine_section(info)),
         ("Agreement after a failure (agree_after_failure)", agree_section()),
         ("Agreement after a node loss (agree_after_failure, kind node)", node_section()),
+        ("Two levels against flat, every failure kind (two_levels)", report_two_levels.section(table, fmt)),
         ("A crash reaching every survivor (crash)", crash_section()),
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),

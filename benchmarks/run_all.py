@@ -41,7 +41,7 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
-TRANSPORT_INDEPENDENT = ("scale", "sim_faults", "fig4", "fig3", "propagate", "node")
+TRANSPORT_INDEPENDENT = ("scale", "sim_faults", "fig4", "fig3", "propagate", "node", "two_levels")
 
 
 def stages(quick):
@@ -77,6 +77,7 @@ def stages(quick):
         ("agree", [sys.executable, str(HERE / "agree/run_agree.py")] + flag),
         ("crash", [sys.executable, str(HERE / "crash/run_crash.py")] + flag),
         ("node", [sys.executable, str(HERE / "node/run_node.py")] + flag),
+        ("two_levels", [sys.executable, str(HERE / "node/run_two_levels.py")] + flag),
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("latency", [sys.executable, str(HERE / "latency/run_latency.py")] + flag),
         ("footprint", [sys.executable, str(HERE / "footprint/run_footprint.py")] + flag),

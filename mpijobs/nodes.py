@@ -244,10 +244,14 @@ def wait_started(node, program, ranks, timeout_s):
     return False
 
 
-def stop_ranks(node, program):
-    """SIGSTOP every rank of program on node at once: a hung node whose
-    daemon still answers. Returns the world ranks stopped."""
-    procs = rank_processes(node, program)
+def _ranks_of_nodes(names, program):
+    return {pid: rank for node in names for pid, rank in rank_processes(node, program).items()}
+
+
+def stop_ranks(names, program):
+    """SIGSTOP every rank of program on the nodes `names` at once: hung nodes
+    whose daemons still answer. Returns the world ranks stopped."""
+    procs = _ranks_of_nodes(names, program)
     for pid in procs:
         try:
             os.kill(pid, signal.SIGSTOP)
@@ -256,20 +260,20 @@ def stop_ranks(node, program):
     return sorted(procs.values())
 
 
-def kill_ranks(node, program):
-    """SIGKILL every rank of program on node at once; prted stays, so PRRTE
-    sees the exits. Returns the world ranks killed."""
-    procs = rank_processes(node, program)
+def kill_ranks(names, program):
+    """SIGKILL every rank of program on the nodes `names` at once; prted
+    stays, so PRRTE sees the exits. Returns the world ranks killed."""
+    procs = _ranks_of_nodes(names, program)
     launch.kill_until_gone(lambda: list(procs))
     return sorted(procs.values())
 
 
-def kill_node(node, program=None):
-    """SIGKILL every process inside node (prted too): a node that crashed
-    while its network stays up, so peers get resets. Returns the ranks of
-    program that were there."""
-    ranks = sorted(rank_processes(node, program).values()) if program else []
-    launch.kill_until_gone(lambda: pids_in(node))
+def kill_node(names, program=None):
+    """SIGKILL every process inside the nodes `names` (prted too), all in one
+    round: nodes that crashed at once while their network stays up, so
+    peers get resets. Returns the ranks of program that were there."""
+    ranks = sorted(_ranks_of_nodes(names, program).values()) if program else []
+    launch.kill_until_gone(lambda: [pid for node in names for pid in pids_in(node)])
     return ranks
 
 

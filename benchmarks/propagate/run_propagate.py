@@ -23,7 +23,7 @@ from mpijobs import mpicmd
 
 PROPAGATORS = ("hba", "bmg", "chord")
 STATS = re.compile(r"btl_ft: heartbeats sent \d+ missed \d+ suspicions \d+ "
-                   r"notices started (\d+) received (\d+)")
+                   r"notices started (\d+) sent \d+ received (\d+)")
 
 
 def parse(argv):

@@ -158,7 +158,7 @@ class NodeKiller(threading.Thread):
                 time.sleep(max(0, at_ns - time.monotonic_ns()) / 1e9)
                 for rank in ranks:
                     (self.inject_dir / str(rank)).write_text(f"{time.monotonic_ns()}\n")
-                self.notes.setdefault("killed_ranks", []).extend(self.nodes.kill_node(name, self.exe))
+                self.notes.setdefault("killed_ranks", []).extend(self.nodes.kill_node([name], self.exe))
         except Exception as e:      # reported in the record, not lost on stderr
             self.notes["error"] = f"node injection failed: {e!r}"
 

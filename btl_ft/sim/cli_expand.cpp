@@ -108,8 +108,8 @@ Prints one JSON line per configuration (lists multiply: --nodes 1024,4096).
 Checks every run: accuracy (no live process declared dead), completeness (every
 failure reaches every survivor, the ring is mended), that a failed process that
 runs again (a resumed hang, the losing side of a cut) stops, and the bounds, with
-W the confirmation window (delta/5 at most 20 ms, or delta/2 with witnesses and
---ppn above 1) and B(n) = 8 tau log2 n:
+W the wait after the timeout (0: the confirmation PROBE goes out before it; the
+node grace, at least delta/2, with witnesses and --ppn above 1) and B(n) = 8 tau log2 n:
   crash, hang (Theorem 1, f <= floor(log2 n)-1):
     T(f) <= f(f+1)(delta + W) + f tau + f(f+1)/2 B(n)
   node-loss, partition (every victim at one instant; d = longest row of victims

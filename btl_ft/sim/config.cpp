@@ -58,15 +58,16 @@ detector_config sim_config::detector_base() const {
 
 std::uint32_t sim_config::effective_probe_width() const { return detector_base().probe_width_used(); }
 
-time_ns sim_config::confirm_window_ns() const {
+time_ns sim_config::declaration_wait_ns() const {
     const detector_config base = detector_base();
     const bool remote_witness = witness && per_node > 1;
-    return remote_witness ? base.remote_declaration_wait() : base.confirm_window();
+    const time_ns probe_wait = base.probe_wait_after_timeout();
+    return remote_witness ? std::max(base.remote_witness_wait(), probe_wait) : probe_wait;
 }
 
 time_ns census_stop_bound_ns(const sim_config& config, time_ns quorum_wait_ns) {
-    const time_ns window = config.confirm_window_ns();
-    return (config.tau_ns + config.timeout_ns + window) + window + quorum_wait_ns;
+    const time_ns census_window = config.detector_base().census_window();
+    return (config.tau_ns + config.timeout_ns + config.declaration_wait_ns()) + census_window + quorum_wait_ns;
 }
 
 namespace {

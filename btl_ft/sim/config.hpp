@@ -115,11 +115,13 @@ struct sim_config {
     detector_config detector_base() const;
     // Predecessors an observer watches at once, as the detector caps it.
     std::uint32_t effective_probe_width() const;
-    // The longest an observer waits between a timed-out emitter and its
-    // declaration: the PROBE's window c, or the node grace (at least half a
-    // timeout) when it asked a witness on another node that never answers
-    // (the emitter's whole node is down or cut off).
-    time_ns confirm_window_ns() const;
+    // W: the longest an observer waits between its emitter's timeout and
+    // the declaration. The PROBE went out confirm_lead() before the
+    // timeout, so its window ends there (0 here) unless it is longer than
+    // delta - eta; or the node grace (at least half a timeout) when it
+    // asked a witness on another node that never answers (the emitter's
+    // whole node is down or cut off).
+    time_ns declaration_wait_ns() const;
     time_ns warmup() const { return warmup_ns >= 0 ? warmup_ns : 2 * period_ns; }
     time_ns settle() const { return settle_ns >= 0 ? settle_ns : 2 * timeout_ns + period_ns; }
     // How long after the first failure a run may take before it is declared
@@ -129,9 +131,9 @@ struct sim_config {
 
 // Theorem 1 (seed 002): T(f) <= f(f+1) delta + f tau + f(f+1)/2 B(n), with
 // B(n) = 8 tau log2 n, for f <= floor(log2 n) - 1. Here an observer PROBEs
-// its silent emitter and declares it only after a confirmation window W
-// (sim_config::confirm_window_ns): every mending step lasts at most
-// 2 delta + W <= 2 (delta + W), so delta becomes delta + W. Probing only
+// its silent emitter and declares it at most W after the timeout
+// (sim_config::declaration_wait_ns; 0 without a silent node): every mending
+// step lasts at most 2 delta + W <= 2 (delta + W), so delta becomes delta + W. Probing only
 // shortens it: a step condemns its emitter and at least zero probed
 // predecessors, never fewer than the one of Lemma 1.
 double stabilization_bound_ns(std::uint32_t f, rank_t n, time_ns delta_ns, time_ns window_ns, time_ns tau_ns);

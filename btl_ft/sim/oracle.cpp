@@ -259,7 +259,7 @@ rank_t oracle::longest_dead_row() const {
 }
 
 double oracle::bound_for(const unstable_period& period) const {
-    const time_ns window = config_.confirm_window_ns();
+    const time_ns window = config_.declaration_wait_ns();
     if (config_.strikes_nodes() && config_.hierarchy == hierarchy_kind::node) {
         // Two levels: each mending step declares a whole node, so a row is
         // counted in nodes and probing does not shorten it.

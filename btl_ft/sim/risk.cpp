@@ -1,6 +1,7 @@
 // The Poisson tail and the search for the largest safe delta (risk.hpp).
 #include "risk.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "btl_ft/detector.hpp"
@@ -33,8 +34,14 @@ double poisson_more_than(std::uint32_t f, double mean) {
 }
 
 namespace {
+// W of stabilization_bound_ns for delta, with eta a tenth of it as advised.
+time_ns wait_after_timeout(time_ns delta_ns) {
+    return make_config(2, 0, std::max<time_ns>(1, delta_ns / 10), std::max<time_ns>(2, delta_ns))
+        .probe_wait_after_timeout();
+}
+
 double risk_at(rank_t nodes, std::uint32_t tolerated, double rate_per_ns, time_ns delta_ns, time_ns tau_ns) {
-    const double stabilization = stabilization_bound_ns(tolerated, nodes, delta_ns, default_confirm_ns(delta_ns), tau_ns);
+    const double stabilization = stabilization_bound_ns(tolerated, nodes, delta_ns, wait_after_timeout(delta_ns), tau_ns);
     return poisson_more_than(tolerated, rate_per_ns * stabilization);
 }
 }  // namespace
@@ -57,7 +64,7 @@ risk_advice largest_safe_delta(rank_t nodes, double mtbf_s, double risk, time_ns
     }
     advice.largest_delta_ns = safe;
     advice.stabilization_ns = static_cast<time_ns>(
-        stabilization_bound_ns(advice.tolerated, nodes, safe, default_confirm_ns(safe), tau_ns));
+        stabilization_bound_ns(advice.tolerated, nodes, safe, wait_after_timeout(safe), tau_ns));
     advice.risk_at_largest = risk_at(nodes, advice.tolerated, rate_per_ns, safe, tau_ns);
     return advice;
 }

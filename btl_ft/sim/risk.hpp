@@ -6,8 +6,8 @@
 // (mu_ind: one node's MTBF), the chance that more than M strike within
 // T(M) grows with delta; the largest safe delta keeps it under a risk
 // (10^-9 in the seed). T is stabilization_bound_ns (config.hpp): this
-// detector's bound, with its confirmation window, so the advice is about
-// the detector that runs.
+// detector's bound, with its wait after the timeout, so the advice is
+// about the detector that runs.
 #pragma once
 
 #include <cstdint>

@@ -81,7 +81,7 @@ void detector::start(time_ns now) {
     if (s.stopped || s.alone()) {
         return;
     }
-    s.emitter_deadline = now + s.config.first_deadline_after();
+    s.expect_emitter_by(now + s.config.first_deadline_after());
     // An observer with a flag handle (an RDMA key) registers it with its
     // first emitter exactly as after mending, or the emitter could only
     // ever send its heartbeats as messages.

@@ -39,7 +39,7 @@ namespace btl_ft {
 
 // As long as an observer waits for a witness on another node: the answers
 // cross other hosts' schedules.
-time_ns detector::state::census_window() const { return config.remote_declaration_wait(); }
+time_ns detector::state::census_window() const { return config.census_window(); }
 
 void detector::state::start_census(time_ns now) {
     if (!config.quorum || census_run) {

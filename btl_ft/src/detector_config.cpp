@@ -42,6 +42,8 @@ time_ns detector_config::confirm_window() const {
     return std::max(window, answer_within_ns);
 }
 
+time_ns detector_config::confirm_lead() const { return std::min(confirm_window(), timeout_ns - period_ns); }
+
 std::uint32_t detector_config::probe_width_used() const {
     const auto log2_size = static_cast<std::uint32_t>(std::bit_width(size) - 1);
     return std::max<std::uint32_t>(1, std::min(probe_width, log2_size));

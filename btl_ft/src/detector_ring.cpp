@@ -74,10 +74,18 @@ void detector::state::heard_emitter(time_ns now) {
     }
     last_heard_at = now;
     confirm.end();
-    emitter_deadline = now + config.timeout_ns;
+    expect_emitter_by(now + config.timeout_ns);
 }
 
-// The emitter timed out: ask it directly before declaring it failed. Its
+// The emitter must be heard by `due`. Its confirmation starts
+// confirm_lead() earlier, so that an emitter which answers nothing is
+// declared at `due`, not a window later.
+void detector::state::expect_emitter_by(time_ns due) {
+    emitter_due = due;
+    emitter_deadline = due - config.confirm_lead();
+}
+
+// The emitter is about to time out: ask it directly before declaring it failed. Its
 // heartbeats may be stuck behind a slow path while a PROBE gets through, or
 // this process may itself have just come back from a stall. A witness on
 // its node is asked as well: a starved emitter cannot answer either, but
@@ -156,7 +164,11 @@ void detector::state::mend(time_ns now, bool after_failure) {
         return;
     }
     send_new_observer();
-    emitter_deadline = started ? now + 2 * config.timeout_ns : never;
+    if (started) {
+        expect_emitter_by(now + 2 * config.timeout_ns);
+    } else {
+        emitter_deadline = never;
+    }
     refresh_probes(now, after_failure && started);
 }
 

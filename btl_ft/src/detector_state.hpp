@@ -63,6 +63,7 @@ struct detector::state {
     bool in_call = false;  // reentrancy guard: callbacks must not call back in
     time_ns next_heartbeat_at = never;
     time_ns emitter_deadline = never;
+    time_ns emitter_due = never;  // heard by then, or declared (the timeout)
     std::uint32_t emitted_sequence = 0;  // of our own heartbeats
     std::uint64_t last_word = 0;  // last word seen in the flag (0 = empty flag)
     bool have_sequence = false;    // last_sequence belongs to the current emitter
@@ -76,8 +77,9 @@ struct detector::state {
     std::uint32_t probe_round = 0;
 
     // --- sub-protocols ---
-    // The emitter timed out and was sent a PROBE; emitter_deadline is then
-    // the end of the confirmation window (detector_config::confirm_window()).
+    // The emitter was silent for the timeout less confirm_lead() and was
+    // sent a PROBE; emitter_deadline is then the end of the confirmation
+    // window (detector_config::confirm_window()): the timeout.
     confirmation confirm;
     // Predecessors behind the emitter, only while it has not yet sent its
     // first word after a mending.
@@ -95,6 +97,7 @@ struct detector::state {
     std::uint32_t next_round() { return ++probe_round; }
     void emit_heartbeat();
     void accept_word(time_ns now, std::uint64_t word);
+    void expect_emitter_by(time_ns due);
     void suspect_emitter(time_ns now);
     void declare_suspected(time_ns now, std::span<const rank_t> declared, std::span<const rank_t> copies,
                            bool node_silent);

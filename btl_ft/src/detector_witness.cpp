@@ -10,8 +10,8 @@
 //   running: it is only slow; it gets another timeout, until it has been
 //            silent for witness_patience (1 s, at least 4 timeouts), so
 //            a process that stays silent while running is still declared;
-//   stopped or gone: a hang or a crash, declared at once, without waiting
-//            out the PROBE's window;
+//   stopped or gone: a hang or a crash, declared when the silence reaches
+//            the timeout, without waiting out the PROBE's window;
 //   unknown: the PROBE alone decides, as without witnesses.
 // A witness on another node gets the node grace to answer (at least half a
 // timeout: two hosts' schedules lie on its path). Silence from the witness
@@ -100,8 +100,9 @@ void detector::state::ask_witness(time_ns now) {
     }
     confirm.await_remote_witness();
     // Only a node that answers nothing at all (lost, cut off, or starved as
-    // a whole) waits for all of it; any answer ends the grace.
-    emitter_deadline = std::max(emitter_deadline, now + config.remote_witness_wait());
+    // a whole) waits for all of it, from the timeout (or from now, woken
+    // after it); any answer ends the grace.
+    emitter_deadline = std::max(emitter_deadline, std::max(emitter_due, now) + config.remote_witness_wait());
 }
 
 void detector::state::apply_witness(time_ns now, process_state seen) {
@@ -111,11 +112,18 @@ void detector::state::apply_witness(time_ns now, process_state seen) {
     case process_state::running:
         ++stats.witnessed_running;
         confirm.end();
-        emitter_deadline = now + config.timeout_ns;  // last_heard_at stays: the silence goes on
+        expect_emitter_by(now + config.timeout_ns);  // last_heard_at stays: the silence goes on
         break;
     case process_state::stopped:
     case process_state::gone:
+        // Declared when the silence reaches the timeout, never before: a
+        // stop may end (a debugger, a suspended job), and the node watch
+        // already reports an end at once.
         ++stats.witnessed_down;
+        if (now < emitter_due) {
+            emitter_deadline = emitter_due;
+            break;
+        }
         suspect_emitter(now);
         break;
     case process_state::unknown:

@@ -1,13 +1,13 @@
 """ulfm_agree across emulated nodes, with one injected fault, as a test.
 
   netns_scenario.py --kind none|crash|hang|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
-                    [--nodes 2] [--np 4] [--victims 3] [--variant ompi|ompi-stock]
+                    [--nodes 2] [--np 4] [--victims 3] [--lost-nodes 1] [--variant ompi|ompi-stock]
                     [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
                     [--summary crashed|hung|lost]
 
 crash: the victims kill themselves (SIGKILL); hang: they stop themselves
-(SIGSTOP). The node losses hit the last
-node from outside once its ranks compute: stop-ranks stops its MPI ranks
+(SIGSTOP). The node losses hit the last node (the last --lost-nodes
+nodes, at the same instant) from outside once its ranks compute: stop-ranks stops its MPI ranks
 (SIGSTOP: a hung node), kill-ranks kills them,
 kill-node every process in it (prted too), cut and cut-blackhole isolate it
 silently (see nodes.cut_link). Checks are scenario.py's, plus for a cut: the
@@ -40,6 +40,7 @@ def parse():
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--np", type=int, default=4)
     p.add_argument("--victims", default=None, help="crash and hang only; default: the last rank")
+    p.add_argument("--lost-nodes", type=int, default=1, help="node losses only: how many nodes, the last ones")
     p.add_argument("--variant", default="ompi", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
     p.add_argument("--expect", choices=["pass", "report"], default="pass")
     p.add_argument("--deadline-s", type=int, default=20, help="per-rank bound on detection")
@@ -61,18 +62,26 @@ def victims_of(args):
         return []
     if args.kind in ("crash", "hang"):
         return [int(v) for v in (args.victims or str(args.np - 1)).split(",")]
-    return nodes.ranks_on(args.nodes - 1, args.np, args.nodes)
+    return [rank for index in lost_node_indexes(args) for rank in nodes.ranks_on(index, args.np, args.nodes)]
+
+
+def lost_node_indexes(args):
+    count = getattr(args, "lost_nodes", 1)
+    if not 1 <= count < args.nodes:
+        raise SystemExit(f"--lost-nodes {count}: must leave at least one of {args.nodes} nodes")
+    return range(args.nodes - count, args.nodes)
 
 
 class Injector(threading.Thread):
-    """Waits until the last node computes, then injects the node loss and
-    writes when (CLOCK_MONOTONIC, which ulfm_agree reads) to the inject file.
-    For a cut, also records which reset/unreachable counters moved in every
-    namespace during the window the survivors have to notice it."""
+    """Waits until the lost nodes compute, then injects the node loss into
+    each, one right after the other, and writes when (CLOCK_MONOTONIC, which
+    ulfm_agree reads) to the inject file. For a cut, also records which
+    reset/unreachable counters moved in every namespace during the window
+    the survivors have to notice it."""
 
-    def __init__(self, args, node, exe, victims, inject_file, all_nodes):
+    def __init__(self, args, lost, exe, victims, inject_file, all_nodes):
         super().__init__(daemon=True)
-        self.args, self.node, self.exe, self.victims = args, node, str(exe), victims
+        self.args, self.lost, self.exe, self.victims = args, lost, str(exe), victims
         self.inject_file, self.all_nodes = inject_file, all_nodes
         self.notes = {}
         self.job_ended = threading.Event()
@@ -85,9 +94,12 @@ class Injector(threading.Thread):
 
     def _inject(self):
         start = time.monotonic()
-        if not nodes.wait_started(self.node, self.exe, self.victims, self.args.deadline_s):
-            self.notes["error"] = f"{self.node} never ran ranks {self.victims} talking to another node"
-            return
+        for node in self.lost:
+            ranks = [r for r in self.victims if r in nodes.ranks_on(self.all_nodes.index(node), self.args.np,
+                                                                   len(self.all_nodes))]
+            if not nodes.wait_started(node, self.exe, ranks, self.args.deadline_s):
+                self.notes["error"] = f"{node} never ran ranks {ranks} talking to another node"
+                return
         # ulfm_agree's start-up MPI_Barrier is not fault tolerant: a loss there
         # can leave survivors waiting on a live peer for ever. The barrier ends
         # within milliseconds of the first cross-node connection; this margin
@@ -99,17 +111,19 @@ class Injector(threading.Thread):
         self.notes["injected_after_s"] = round(time.monotonic() - start, 2)
         kind = self.args.kind
         if kind == "stop-ranks":
-            self.notes["stopped_ranks"] = nodes.stop_ranks(self.node, self.exe)
+            self.notes["stopped_ranks"] = nodes.stop_ranks(self.lost, self.exe)
         elif kind in ("kill-ranks", "kill-node"):
             kill = nodes.kill_ranks if kind == "kill-ranks" else nodes.kill_node
-            self.notes["killed_ranks"] = kill(self.node, self.exe)
+            self.notes["killed_ranks"] = kill(self.lost, self.exe)
             self._snapshot_if_slow()
         else:
-            nodes.cut_link(self.node, "blackhole" if kind == "cut-blackhole" else "down")
+            for node in self.lost:
+                nodes.cut_link(node, "blackhole" if kind == "cut-blackhole" else "down")
             time.sleep(max(1, self.args.deadline_s - 3))   # ranks give up at deadline_s
             self.notes["counter_deltas"] = _deltas(before, namespaces)
             # the cut side must have stopped (fenced) by now, not carried on
-            self.notes["cut_side_running"] = sorted(nodes.rank_processes(self.node, self.exe).values())
+            self.notes["cut_side_running"] = sorted(r for node in self.lost
+                                                    for r in nodes.rank_processes(node, self.exe).values())
 
     def _snapshot_if_slow(self):
         """The runtime sees killed processes at once and the survivors agree
@@ -122,7 +136,7 @@ class Injector(threading.Thread):
         delta_s = float(mca.get("mpi_ft_detector_timeout", 1.0))
         if self.job_ended.wait(2 * delta_s + 1):
             return
-        survivors = {pid: rank for ns in self.all_nodes if ns != self.node
+        survivors = {pid: rank for ns in self.all_nodes if ns not in self.lost
                      for pid, rank in nodes.rank_processes(ns, self.exe).items()}
         if survivors:
             self.notes["slow_survivors"] = {
@@ -170,7 +184,8 @@ def run_job(args, names, exe, victims):
     mca = dict(kv.split("=", 1) for kv in args.mca)
     cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes,
                                      detached=args.detached)
-    injector = Injector(args, names[-1], exe, victims, inject, names) if kind == "external" else None
+    lost = [names[index] for index in lost_node_indexes(args)] if kind == "external" else []
+    injector = Injector(args, lost, exe, victims, inject, names) if kind == "external" else None
     overrun_notes = {}
 
     def on_overrun():
@@ -229,9 +244,10 @@ def main():
     if notes.get("killed_ranks") not in (None, victims):
         problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
     if args.summary:
-        reason = {"crashed": failure_summary.CRASHED, "hung": failure_summary.FENCED,
-                  "lost": f"lost with its node {names[-1]}"}[args.summary]
-        problems += failure_summary.check_summary(run.output, args.np, {v: reason for v in victims})
+        per_node = nodes.ranks_per_node(args.np, args.nodes)
+        reason = {"crashed": lambda v: failure_summary.CRASHED, "hung": lambda v: failure_summary.FENCED,
+                  "lost": lambda v: f"lost with its node {names[v // per_node]}"}[args.summary]
+        problems += failure_summary.check_summary(run.output, args.np, {v: reason(v) for v in victims})
     for r in run.records:
         print(json.dumps(r))
     summary = outcome(run, overrun_notes)

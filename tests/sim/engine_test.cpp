@@ -230,19 +230,26 @@ TEST(Bound, BurstGrowsByOneStepPerProbeWidthOfTheLongestRow) {
     EXPECT_DOUBLE_EQ(burst_bound_ns(64, 1024, 1, delta, window, tau), 1.5e9 + 63 * 2.5e9 + 2000 + 64 * 80000);
 }
 
-TEST(Bound, WitnessesOnAnotherNodeWidenTheWindowToTheNodeGrace) {
+// W, the wait after the timeout: nothing when the PROBE's window fits in
+// its lead, the rest of it when not, the node grace with witnesses on
+// other nodes.
+TEST(Bound, WitnessesOnAnotherNodeWidenTheWaitToTheNodeGrace) {
     sim_config config;
     config.timeout_ns = ns_per_s;
+    config.period_ns = ns_per_s / 10;
     config.per_node = 1;
-    EXPECT_EQ(config.confirm_window_ns(), 20'000'000);
+    EXPECT_EQ(config.declaration_wait_ns(), 0);  // the PROBE went out 20 ms before the timeout
     config.per_node = 4;
-    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 2);  // half a timeout is more than the grace
+    EXPECT_EQ(config.declaration_wait_ns(), ns_per_s / 2);  // half a timeout is more than the grace
     config.timeout_ns = ns_per_s / 20;
-    EXPECT_EQ(config.confirm_window_ns(), BTL_FT_DEFAULT_NODE_GRACE_NS);
+    config.period_ns = ns_per_s / 200;
+    EXPECT_EQ(config.declaration_wait_ns(), BTL_FT_DEFAULT_NODE_GRACE_NS);
     config.node_grace_ns = 0;
-    EXPECT_EQ(config.confirm_window_ns(), ns_per_s / 40);
+    EXPECT_EQ(config.declaration_wait_ns(), ns_per_s / 40);
     config.witness = false;
-    EXPECT_EQ(config.confirm_window_ns(), 10'000'000);
+    EXPECT_EQ(config.declaration_wait_ns(), 0);
+    config.period_ns = config.timeout_ns - 4'000'000;  // a window of 10 ms, a lead of 4 ms
+    EXPECT_EQ(config.declaration_wait_ns(), 6'000'000);
 }
 
 }  // namespace

@@ -239,13 +239,19 @@ TEST(CApi, TheFirstHeartbeatIsDueAfterTwoTimeoutsAndTheStartSkew) {
         ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
         ASSERT_EQ(btl_ft_start(detector, 1000), 0);
         const int64_t due = 1000 + 2 * config.timeout_ns + skew;
-        // the silent emitter is first probed (a confirmation) only after `due`
-        for (int64_t now = 1000; now < due; now += config.period_ns) {
+        // the silent emitter is first probed (a confirmation) only one
+        // confirmation window before `due`, and declared only at `due`
+        const int64_t window = config.timeout_ns / 5;
+        for (int64_t now = 1000; now < due - window; now += config.period_ns / 4) {
             btl_ft_tick(detector, now);
         }
         EXPECT_EQ(confirmations_of(detector), 0u) << skew;
-        btl_ft_tick(detector, due + 1);
+        btl_ft_tick(detector, due - window);
         EXPECT_EQ(confirmations_of(detector), 1u) << skew;
+        btl_ft_tick(detector, due - 1);
+        EXPECT_TRUE(box.failed.empty()) << skew;
+        btl_ft_tick(detector, due);
+        EXPECT_EQ(box.failed, std::vector<uint32_t>{1}) << skew;
         btl_ft_destroy(detector);
     }
 }

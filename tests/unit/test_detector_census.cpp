@@ -37,7 +37,7 @@ struct observer {
     }
     // The emitter times out, neither it nor the witness of its node answers.
     void declare_silent_emitter() {
-        core.tick(timed_out_at);
+        core.tick(timed_out_at - confirm_lead);  // the PROBE and the witness's question
         core.tick(declared_at - 1);
         ASSERT_TRUE(io.failed.empty());
         core.tick(declared_at);
@@ -58,6 +58,7 @@ struct observer {
         EXPECT_TRUE(core.on_message(now, from, wire::encode_probe_reply(round, heartbeat_word(from, 1), bytes)));
     }
     static constexpr time_ns timed_out_at = 1 * ms + timeout_ns;
+    static constexpr time_ns confirm_lead = default_confirm_ns(timeout_ns);
     static constexpr time_ns window = BTL_FT_DEFAULT_NODE_GRACE_NS;  // > timeout / 2
     static constexpr time_ns declared_at = timed_out_at + window;
     static constexpr time_ns census_closes_at = declared_at + window;

@@ -148,14 +148,15 @@ TEST(DetectorFaults, StaleAndMissedWordsAreCounted) {
     p.core.on_heartbeat_word(32 * ms, heartbeat_word(0, 7));  // not our emitter
     EXPECT_EQ(p.core.stats().stale_heartbeats, 1u);
     EXPECT_EQ(p.core.stats().suspicions, 0u);
-    // The deadline follows the last new word from the emitter; then a
-    // PROBE, and the suspicion when its window passes unanswered.
-    p.core.tick(31 * ms + 50 * ms - 1);
+    // The deadline follows the last new word from the emitter: a PROBE one
+    // window before it, and the suspicion at it when the PROBE is unanswered.
+    p.core.tick(31 * ms + 50 * ms - confirm_ns - 1);
     EXPECT_EQ(p.core.stats().confirmations, 0u);
-    p.core.tick(31 * ms + 50 * ms);
+    p.core.tick(31 * ms + 50 * ms - confirm_ns);
     EXPECT_EQ(p.core.stats().confirmations, 1u);
+    p.core.tick(31 * ms + 50 * ms - 1);
     EXPECT_EQ(p.core.stats().suspicions, 0u);
-    p.core.tick(31 * ms + 50 * ms + confirm_ns);
+    p.core.tick(31 * ms + 50 * ms);
     EXPECT_EQ(p.core.stats().suspicions, 1u);
     EXPECT_EQ(p.core.emitter(), 0u);
 }
@@ -177,10 +178,12 @@ TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
     p.core.start(100 * ms);
     EXPECT_EQ(p.io.words.size(), 1u);  // the first heartbeat goes out at start
     EXPECT_EQ(p.io.words.at(0), std::make_pair(3u, heartbeat_word(2, 1)));
-    p.core.tick(100 * ms + 20 * ms + 100 * ms - 1);
+    p.core.tick(100 * ms + 20 * ms + 100 * ms - confirm_ns - 1);
     EXPECT_EQ(p.core.stats().confirmations, 0u);
+    p.core.tick(100 * ms + 20 * ms + 100 * ms - confirm_ns);
+    p.core.tick(100 * ms + 20 * ms + 100 * ms - 1);
+    EXPECT_EQ(p.core.stats().suspicions, 0u);
     p.core.tick(100 * ms + 20 * ms + 100 * ms);
-    p.core.tick(100 * ms + 20 * ms + 100 * ms + confirm_ns);
     EXPECT_EQ(p.core.stats().suspicions, 1u);
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
     // FindEmitter skips 1; NEWOBSERVER goes to 0 carrying our flag handle,
@@ -189,11 +192,11 @@ TEST(DetectorFaults, FirstHeartbeatGetsGracePlusTwoTimeouts) {
     ASSERT_EQ(claims.size(), 1u);
     EXPECT_EQ(claims.at(0).first, 0u);
     EXPECT_EQ(p.core.emitter(), 0u);
-    const time_ns mended_at = 220 * ms + confirm_ns;
-    p.core.tick(mended_at + 100 * ms - 1);
+    const time_ns mended_at = 220 * ms;
+    p.core.tick(mended_at + 100 * ms - confirm_ns - 1);
     EXPECT_EQ(p.core.stats().confirmations, 1u);
+    p.core.tick(mended_at + 100 * ms - confirm_ns);
     p.core.tick(mended_at + 100 * ms);
-    p.core.tick(mended_at + 100 * ms + confirm_ns);
     EXPECT_EQ(p.core.stats().suspicions, 2u);
     EXPECT_EQ(p.core.emitter(), 3u);
 }
@@ -441,7 +444,8 @@ TEST(DetectorConfirm, ALateObserverAsksAgainBeforeAccusing) {
 
 // An emitter whose host answers only every so often (the MPI driver while
 // the application computes) is given that long to answer the PROBE: 30 ms
-// here, past the default window of 10 ms (a fifth of the timeout).
+// here, past the default window of 10 ms (a fifth of the timeout). The
+// PROBE goes out that much earlier; the declaration stays at the timeout.
 TEST(DetectorConfirm, TheWindowCoversHowLongTheHostTakesToAnswer) {
     for (const time_ns answer_within : {time_ns{0}, 30 * ms}) {
         detector_config config = config_for(8, 2);
@@ -449,13 +453,16 @@ TEST(DetectorConfirm, TheWindowCoversHowLongTheHostTakesToAnswer) {
         probe p(8, 2, config);
         p.core.start(0);
         p.core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
-        for (time_ns now = 10 * ms; now <= 50 * ms; now += 10 * ms) p.core.tick(now);
-        p.core.tick(51 * ms);  // timed out: PROBE
+        const time_ns probe_at = 1 * ms + 50 * ms - (answer_within == 0 ? confirm_ns : answer_within);
+        EXPECT_EQ(config.confirm_lead(), 51 * ms - probe_at);
+        p.core.tick(probe_at - 1);
+        ASSERT_EQ(p.core.stats().confirmations, 0u);
+        p.core.tick(probe_at);
         ASSERT_EQ(p.core.stats().confirmations, 1u);
-        p.core.tick(51 * ms + 11 * ms);  // past the default window
+        p.core.tick(probe_at + 11 * ms);  // past the default window
         const std::uint32_t round = p.io.sent_of(wire::msg_type::probe, 8).back().second.sequence;
         std::array<std::byte, wire::max_probe_reply_bytes> bytes{};
-        p.core.on_message(51 * ms + 25 * ms, 1, wire::encode_probe_reply(round, heartbeat_word(1, 6), bytes));
+        p.core.on_message(probe_at + 25 * ms, 1, wire::encode_probe_reply(round, heartbeat_word(1, 6), bytes));
         if (answer_within == 0) {
             EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
         } else {

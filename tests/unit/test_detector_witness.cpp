@@ -1,9 +1,9 @@
 // Witnesses: an emitter that timed out while its host still runs it is
 // given another timeout (until it has been silent for witness_patience); one its
-// host sees stopped or gone is declared at once; a witness on another node
-// is asked by message and answers only for its own node. Each test fails
-// without witnesses (no node_of_rank): the emitter is then declared at
-// timeout + confirm_ns.
+// host sees stopped or gone is declared at the timeout, without waiting out
+// the PROBE's window; a witness on another node is asked by message and
+// answers only for its own node. The PROBE and the witness go out a window
+// before the timeout (confirms_at).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,6 +36,7 @@ struct observer_2 {
         EXPECT_TRUE(core.on_message(now, from, wire::encode_witness_reply(round, subject, seen, bytes)));
     }
     static constexpr time_ns timed_out_at = 1 * ms + timeout_ns;
+    static constexpr time_ns confirms_at = timed_out_at - confirm_ns;  // the PROBE, a window before
     recorder io;
     detector core;
 };
@@ -103,26 +104,28 @@ TEST(Witness, AStoppedOrVanishedEmitterOfThisNodeIsDeclaredAtTheTimeout) {
 
 TEST(Witness, AnEmitterOnAnotherNodeIsVouchedForByAProcessOfItsNode) {
     observer_2 p;  // 1 is on node 0 with 0 only
-    p.core.tick(p.timed_out_at);
+    p.core.tick(p.confirms_at);
     const auto asked = p.questions();
     ASSERT_EQ(asked.size(), 1u);
     EXPECT_EQ(asked[0].first, 0u);
     EXPECT_EQ(asked[0].second.subject, 1u);
     const std::uint32_t round = asked[0].second.sequence;
     // Answers that do not count: from another node, another round, another subject.
-    p.answer(p.timed_out_at + 1 * ms, 3, round, 1, process_state::running);
-    p.answer(p.timed_out_at + 1 * ms, 0, round + 1, 1, process_state::running);
-    p.answer(p.timed_out_at + 1 * ms, 0, round, 3, process_state::running);
+    p.answer(p.confirms_at + 1 * ms, 3, round, 1, process_state::running);
+    p.answer(p.confirms_at + 1 * ms, 0, round + 1, 1, process_state::running);
+    p.answer(p.confirms_at + 1 * ms, 0, round, 3, process_state::running);
     EXPECT_EQ(p.core.stats().witnessed_running, 0u);
-    p.answer(p.timed_out_at + 2 * ms, 0, round, 1, process_state::running);
+    const time_ns answered_at = p.confirms_at + 2 * ms;
+    p.answer(answered_at, 0, round, 1, process_state::running);
     EXPECT_EQ(p.core.stats().witnessed_running, 1u);
-    // A whole timeout from the answer, without a second PROBE.
-    for (time_ns now = p.timed_out_at + confirm_ns; now < p.timed_out_at + 2 * ms + timeout_ns; now += 1 * ms) {
+    // A whole timeout from the answer before the next declaration, so no
+    // second PROBE until a window before it.
+    for (time_ns now = p.confirms_at + confirm_ns; now < answered_at + timeout_ns - confirm_ns; now += 1 * ms) {
         p.core.tick(now);
     }
     EXPECT_TRUE(p.io.failed.empty());
     EXPECT_EQ(p.core.stats().confirmations, 1u);
-    p.core.tick(p.timed_out_at + 2 * ms + timeout_ns);
+    p.core.tick(answered_at + timeout_ns - confirm_ns);
     EXPECT_EQ(p.core.stats().confirmations, 2u);
 }
 
@@ -132,6 +135,36 @@ TEST(Witness, AWitnessThatSawItStoppedEndsTheWaitAtOnce) {
     const std::uint32_t round = p.questions().at(0).second.sequence;
     p.answer(p.timed_out_at + 1 * ms, 0, round, 1, process_state::stopped);
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+}
+
+// Asked a window before the timeout, a witness that sees the emitter
+// stopped has it declared at the timeout: not before (a stop may end),
+// and not a window later.
+TEST(Witness, AStopSeenBeforeTheTimeoutIsDeclaredAtTheTimeout) {
+    observer_2 p;
+    p.core.tick(p.confirms_at);
+    const std::uint32_t round = p.questions().at(0).second.sequence;
+    p.answer(p.confirms_at + 1 * ms, 0, round, 1, process_state::stopped);
+    EXPECT_EQ(p.core.stats().witnessed_down, 1u);
+    p.core.tick(p.timed_out_at - 1);
+    EXPECT_TRUE(p.io.failed.empty());
+    p.core.tick(p.timed_out_at);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+}
+
+// The same stop, ended before the timeout: a word from the emitter, and
+// nobody is declared.
+TEST(Witness, AStopThatEndsBeforeTheTimeoutIsForgotten) {
+    observer_2 p;
+    p.core.tick(p.confirms_at);
+    p.answer(p.confirms_at + 1 * ms, 0, p.questions().at(0).second.sequence, 1, process_state::stopped);
+    const time_ns heard_at = p.timed_out_at - 2 * ms;
+    p.core.on_heartbeat_word(heard_at, heartbeat_word(1, 2));
+    for (time_ns now = heard_at + 1 * ms; now < heard_at + timeout_ns - confirm_ns; now += 1 * ms) {
+        p.core.tick(now);
+    }
+    EXPECT_TRUE(p.io.failed.empty());
+    EXPECT_EQ(p.core.stats().confirmations, 1u);
 }
 
 // Nobody of the emitter's node answers: it may be starved as a whole, so
@@ -145,8 +178,8 @@ TEST(Witness, ASilentNodeGetsTheNodeGrace) {
         core.start(0);
         core.on_heartbeat_word(1 * ms, heartbeat_word(1, 1));
         const time_ns declared_at = observer_2::timed_out_at + std::max(grace, timeout_ns / 2);
+        core.tick(observer_2::confirms_at);
         core.tick(observer_2::timed_out_at);
-        core.tick(observer_2::timed_out_at + confirm_ns);
         core.tick(declared_at - 1);
         EXPECT_TRUE(io.failed.empty()) << "grace " << grace;
         core.tick(declared_at);

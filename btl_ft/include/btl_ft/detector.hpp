@@ -158,12 +158,20 @@ struct detector_config {
     // How long an observer whose emitter timed out waits for the answer to
     // its PROBE: confirm_ns or its default, never less than answer_within_ns.
     time_ns confirm_window() const;
+    // How long before the timeout the observer starts confirming, so that
+    // an emitter that answers nothing is declared at the timeout, not a
+    // window after it: the window, leaving at least one period of silence.
+    time_ns confirm_lead() const;
+    // How long after the timeout an emitter that answers nothing is
+    // declared: what is left of the window after its lead (0 unless the
+    // window is longer than the timeout less one period).
+    time_ns probe_wait_after_timeout() const { return confirm_window() - confirm_lead(); }
     // How long after the timeout a witness on another node gets.
     time_ns remote_witness_wait() const { return node_grace_ns > timeout_ns / 2 ? node_grace_ns : timeout_ns / 2; }
-    // The longest an observer that asked a witness on another node waits
-    // between its emitter's timeout and the declaration: the witness's
-    // wait, never shorter than the PROBE's window.
-    time_ns remote_declaration_wait() const {
+    // How long an observer that asked a witness on another node waits for
+    // the census's answers: the witness's wait, never shorter than the
+    // PROBE's window.
+    time_ns census_window() const {
         return remote_witness_wait() > confirm_window() ? remote_witness_wait() : confirm_window();
     }
     time_ns witness_patience() const {

@@ -70,6 +70,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     bool rdma_heartbeat;
     bool fence;
     bool watch_node;
+    bool counters;
     int transport; /* OMPI_COMM_FT_TRANSPORT_* */
 } ompi_comm_ft_detector_params_t;
 

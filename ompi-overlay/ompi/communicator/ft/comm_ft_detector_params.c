@@ -111,6 +111,7 @@ enum {
     ROW_RING_ORDER,
     ROW_PROPAGATOR,
     ROW_HIERARCHY,
+    ROW_COUNTERS,
     ROW_COUNT
 };
 
@@ -175,7 +176,8 @@ static var_row_t rows[ROW_COUNT] = {
         "that is only starved of CPU (an oversubscribed or loaded node) then "
         "gets another timeout, until it has been silent for 4 timeouts or 1 s, "
         "whichever is longer; one that is stopped (SIGSTOP) or gone is declared "
-        "at once. If false, only the silent process's own answer to a probe counts",
+        "at the timeout without waiting for its answer to a probe. If false, "
+        "only the silent process's own answer to a probe counts",
         .value.flag = BTL_FT_DEFAULT_WITNESS},
     [ROW_WATCH_NODE] = {
         "detector_watch_node", VAR_BOOL, OPAL_INFO_LVL_5, PARAM(watch_node), BTL_FT_FIELD_NONE,
@@ -251,6 +253,14 @@ static var_row_t rows[ROW_COUNT] = {
         "of processes (seed 000). Must be the same in every process",
         btl_ft_hierarchy_words, btl_ft_parse_hierarchy, btl_ft_hierarchy_name,
         BTL_FT_DEFAULT_HIERARCHY},
+    [ROW_COUNTERS] = {
+        "detector_counters", VAR_BOOL, OPAL_INFO_LVL_9, PARAM(counters), BTL_FT_FIELD_NONE,
+        "Print this process's detector counters on one line at MPI_Finalize "
+        "(heartbeats; failure notices started, sent and received; NEWOBSERVER "
+        "messages, confirmations, witnesses), as mpi_ft_verbose 10 does, without "
+        "the rest of that verbose output: for counting the detector's messages "
+        "in a job, as the simulator (ftsim) counts them",
+        .value.flag = false},
 };
 
 static const mca_base_var_type_t mca_type_of[] = {
