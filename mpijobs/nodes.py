@@ -17,7 +17,6 @@ import fcntl
 import math
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -229,51 +228,59 @@ def _has_cross_node_connection(pid, own_address_hex):
     return False
 
 
-def wait_started(node, program, ranks, timeout_s):
+def wait_started(node, program, ranks, timeout_s, alone=False):
     """True once node runs len(ranks) ranks of program and one of them talks
     to another node over the TCP BTL: every rank is then past MPI_Init's
-    fence, so an injected loss hits the computation, not the start-up."""
+    fence, so an injected loss hits the computation, not the start-up. A
+    job `alone` on its node has no such sign: its ranks running must do."""
     own = f"{10 + int(node.rsplit('n', 1)[1]):02X}004D0A"
     end = time.monotonic() + timeout_s
     while time.monotonic() < end:
         procs = rank_processes(node, program)
         if sorted(procs.values()) == sorted(ranks) and \
-                any(_has_cross_node_connection(pid, own) for pid in procs):
+                (alone or any(_has_cross_node_connection(pid, own) for pid in procs)):
             return True
         time.sleep(0.1)
     return False
 
 
-def _ranks_of_nodes(names, program):
+def ranks_of_nodes(names, program):
+    """{pid: world rank} of program's processes on the nodes `names`."""
     return {pid: rank for node in names for pid, rank in rank_processes(node, program).items()}
 
 
-def stop_ranks(names, program):
-    """SIGSTOP every rank of program on the nodes `names` at once: hung nodes
-    whose daemons still answer. Returns the world ranks stopped."""
-    procs = _ranks_of_nodes(names, program)
-    for pid in procs:
-        try:
-            os.kill(pid, signal.SIGSTOP)
-        except ProcessLookupError:
-            pass
-    return sorted(procs.values())
+def processes_of_nodes(names):
+    return [pid for node in names for pid in pids_in(node)]
 
 
-def kill_ranks(names, program):
-    """SIGKILL every rank of program on the nodes `names` at once; prted
-    stays, so PRRTE sees the exits. Returns the world ranks killed."""
-    procs = _ranks_of_nodes(names, program)
-    launch.kill_until_gone(lambda: list(procs))
-    return sorted(procs.values())
+def signal_all(pids, sig):
+    """sig to every pid in one loop: processes found beforehand, so that
+    those of several nodes are hit within microseconds of each other. The
+    loop runs at real-time priority where allowed: at normal priority, on 2
+    busy cores, the first victims' exits preempted it and the last were hit
+    24 ms after the first, long enough for them to see the others fail."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+        raised = True
+    except (PermissionError, AttributeError):
+        raised = False
+    try:
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+    finally:
+        if raised:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 def kill_node(names, program=None):
     """SIGKILL every process inside the nodes `names` (prted too), all in one
     round: nodes that crashed at once while their network stays up, so
     peers get resets. Returns the ranks of program that were there."""
-    ranks = sorted(_ranks_of_nodes(names, program).values()) if program else []
-    launch.kill_until_gone(lambda: [pid for node in names for pid in pids_in(node)])
+    ranks = sorted(ranks_of_nodes(names, program).values()) if program else []
+    launch.kill_until_gone(lambda: processes_of_nodes(names))
     return ranks
 
 

@@ -6,8 +6,9 @@ with both hierarchies, and the detector's messages counted as ftsim counts them.
 delta 50 ms, ulfm_agree looping on MPIX_Comm_agree. Each cell: an ordinary
 process, the first of its node (it observes the node before, across the
 network) and the last (observed from the node after), crashed or stopped;
-a node killed or cut; two nodes killed at once; 4 ranks in a row stopped,
-on one host (8 ranks) and across two nodes. The hierarchies alternate
+a node killed or cut; two nodes killed at once; 4 ranks in a row stopped
+at once, on one host (8 ranks), on one of two nodes, and spanning two
+nodes. The hierarchies alternate
 within every repetition. Recorded per run: whether every survivor agreed on
 the right set, the time from the injection to the agreement, how mpirun
 ended, and the failure-notice messages the survivors sent (their counters
@@ -39,10 +40,13 @@ CASES = {
     "node killed": ("kill-node", 3, 9, None, 1, "node-loss"),
     "node cut": ("cut", 3, 9, None, 1, "partition"),
     "two nodes killed": ("kill-node", 5, 10, None, 2, "node-loss"),
-    # seed 000's consecutive failures: a row of hung ranks, on one host and
-    # across two nodes (neither of them whole)
-    "4 of 8 hung in a row, one host": ("hang", 1, 8, [2, 3, 4, 5], 1, "hang"),
-    "4 hung in a row across 2 nodes": ("hang", 3, 9, [1, 2, 3, 4], 1, "hang"),
+    # seed 000's consecutive failures: a row of hung ranks, stopped from
+    # outside at one instant (self-stopping victims stop as each leaves
+    # MPIX_Comm_agree, up to delta apart); the last spans two nodes,
+    # neither of them whole
+    "4 of 8 stopped in a row, one host": ("stop-victims", 1, 8, [2, 3, 4, 5], 1, "hang"),
+    "4 of 12 stopped in a row, 2 nodes": ("stop-victims", 2, 12, [1, 2, 3, 4], 1, "hang"),
+    "4 stopped in a row across 2 of 3 nodes": ("stop-victims", 3, 9, [1, 2, 3, 4], 1, "hang"),
 }
 # What the runtime tells in MPI, as ftsim models it: a killed rank's node
 # watch (its node-mate's pidfd) and PRRTE's report to the other nodes, both

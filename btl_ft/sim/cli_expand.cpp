@@ -138,8 +138,9 @@ Network and ring:
   --tau D                 upper bound of the uniform message delay (default 1us)
   --one-port              a process sends and/or receives one message at a time
   --ring-order O          rank, node (libmpi's default: neighbours on different nodes), shuffle
-  --hierarchy H           flat (libmpi's default) or node: node-mates observe each other,
-                          heartbeats and notices cross nodes once per node (seed 000)
+  --hierarchy H           flat (the default: the seeds' model) or node (libmpi's default):
+                          node-mates observe each other, heartbeats and notices cross
+                          nodes once per node (seed 000)
   --probe-width K         predecessors watched at once when mending, 1..8 (default: libmpi's, 8;
                           capped at floor(log2 N)); 1 = one at a time as in seed 002
   --quorum on|off         the side of a cut with fewer than half of the processes stops

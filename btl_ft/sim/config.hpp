@@ -81,7 +81,7 @@ struct sim_config {
     // As libmpi builds it: ring::make over the node of every rank
     // (ring::make_grouped, with the nodes in this order, for `node`).
     ring_order order = default_ring_order;
-    hierarchy_kind hierarchy = hierarchy_kind::flat;
+    hierarchy_kind hierarchy = hierarchy_kind::flat;  // the seeds' model; libmpi's default is node
     std::uint32_t probe_width = BTL_FT_DEFAULT_PROBE_WIDTH;
     bool quorum = BTL_FT_DEFAULT_QUORUM != 0;
     bool witness = BTL_FT_DEFAULT_WITNESS != 0;

@@ -1,12 +1,14 @@
 """ulfm_agree across emulated nodes, with one injected fault, as a test.
 
-  netns_scenario.py --kind none|crash|hang|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole
+  netns_scenario.py --kind none|crash|hang|stop-ranks|kill-ranks|kill-node|cut|cut-blackhole|stop-victims
                     [--nodes 2] [--np 4] [--victims 3] [--lost-nodes 1] [--variant ompi|ompi-stock]
                     [--expect pass|report] [--deadline-s 20] [--mca KEY=VALUE]
                     [--summary crashed|hung|lost]
 
 crash: the victims kill themselves (SIGKILL); hang: they stop themselves
-(SIGSTOP). The node losses hit the last node (the last --lost-nodes
+(SIGSTOP), each when it next leaves MPIX_Comm_agree, so several victims stop
+some time apart; stop-victims: they are stopped from outside, all at one
+instant. The node losses hit the last node (the last --lost-nodes
 nodes, at the same instant) from outside once its ranks compute: stop-ranks stops its MPI ranks
 (SIGSTOP: a hung node), kill-ranks kills them,
 kill-node every process in it (prted too), cut and cut-blackhole isolate it
@@ -21,6 +23,7 @@ made or the build has no mpirun.
 """
 import argparse
 import json
+import signal
 import sys
 import threading
 import time
@@ -31,7 +34,7 @@ from tests.mpi import scenario
 from tests.mpi import failure_summary
 from mpijobs import checks, launch, mpicmd, paths
 
-EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole")
+EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole", "stop-victims")
 
 
 def parse():
@@ -39,7 +42,8 @@ def parse():
     p.add_argument("--kind", choices=["none", "crash", "hang", *EXTERNAL], required=True)
     p.add_argument("--nodes", type=int, default=2)
     p.add_argument("--np", type=int, default=4)
-    p.add_argument("--victims", default=None, help="crash and hang only; default: the last rank")
+    p.add_argument("--victims", default=None,
+                   help="crash, hang and stop-victims only; default: the last rank")
     p.add_argument("--lost-nodes", type=int, default=1, help="node losses only: how many nodes, the last ones")
     p.add_argument("--variant", default="ompi", help="build/VARIANT; env BTL_FT_OMPI_PREFIX wins")
     p.add_argument("--expect", choices=["pass", "report"], default="pass")
@@ -60,7 +64,7 @@ def parse():
 def victims_of(args):
     if args.kind == "none":
         return []
-    if args.kind in ("crash", "hang"):
+    if args.kind in ("crash", "hang", "stop-victims"):
         return [int(v) for v in (args.victims or str(args.np - 1)).split(",")]
     return [rank for index in lost_node_indexes(args) for rank in nodes.ranks_on(index, args.np, args.nodes)]
 
@@ -95,9 +99,9 @@ class Injector(threading.Thread):
     def _inject(self):
         start = time.monotonic()
         for node in self.lost:
-            ranks = [r for r in self.victims if r in nodes.ranks_on(self.all_nodes.index(node), self.args.np,
-                                                                   len(self.all_nodes))]
-            if not nodes.wait_started(node, self.exe, ranks, self.args.deadline_s):
+            ranks = nodes.ranks_on(self.all_nodes.index(node), self.args.np, len(self.all_nodes))
+            if not nodes.wait_started(node, self.exe, ranks, self.args.deadline_s,
+                                      alone=len(self.all_nodes) == 1):
                 self.notes["error"] = f"{node} never ran ranks {ranks} talking to another node"
                 return
         # ulfm_agree's start-up MPI_Barrier is not fault tolerant: a loss there
@@ -107,14 +111,22 @@ class Injector(threading.Thread):
         time.sleep(0.5)
         namespaces = [nodes.HEAD, *self.all_nodes]
         before = {ns: nodes.net_counters(ns) for ns in namespaces}
+        kind = self.args.kind
+        # found before the instant is taken: the signals then follow it at
+        # once, and hit every lost node within microseconds
+        ranks = {pid: rank for pid, rank in nodes.ranks_of_nodes(self.lost, self.exe).items()
+                 if rank in self.victims}
+        everything = nodes.processes_of_nodes(self.lost) if kind == "kill-node" else list(ranks)
         Path(self.inject_file).write_text(f"{time.monotonic_ns()}\n")
         self.notes["injected_after_s"] = round(time.monotonic() - start, 2)
-        kind = self.args.kind
-        if kind == "stop-ranks":
-            self.notes["stopped_ranks"] = nodes.stop_ranks(self.lost, self.exe)
+        if kind in ("stop-ranks", "stop-victims"):
+            nodes.signal_all(ranks, signal.SIGSTOP)
+            self.notes["stopped_ranks"] = sorted(ranks.values())
         elif kind in ("kill-ranks", "kill-node"):
-            kill = nodes.kill_ranks if kind == "kill-ranks" else nodes.kill_node
-            self.notes["killed_ranks"] = kill(self.lost, self.exe)
+            nodes.signal_all(everything, signal.SIGKILL)
+            if kind == "kill-node":   # a daemon's children that appeared meanwhile
+                nodes.kill_node(self.lost)
+            self.notes["killed_ranks"] = sorted(ranks.values())
             self._snapshot_if_slow()
         else:
             for node in self.lost:
@@ -184,7 +196,11 @@ def run_job(args, names, exe, victims):
     mca = dict(kv.split("=", 1) for kv in args.mca)
     cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes,
                                      detached=args.detached)
-    lost = [names[index] for index in lost_node_indexes(args)] if kind == "external" else []
+    if args.kind == "stop-victims":
+        per_node = nodes.ranks_per_node(args.np, args.nodes)
+        lost = sorted({names[v // per_node] for v in victims}, key=names.index)
+    else:
+        lost = [names[index] for index in lost_node_indexes(args)] if kind == "external" else []
     injector = Injector(args, lost, exe, victims, inject, names) if kind == "external" else None
     overrun_notes = {}
 

@@ -147,7 +147,7 @@ TEST(CApi, ParsesWords) {
     EXPECT_EQ(value, BTL_FT_HIERARCHY_NODE);
     EXPECT_EQ(btl_ft_parse_hierarchy("tree", &value), -1);
     EXPECT_STREQ(btl_ft_hierarchy_words, "flat|node");
-    EXPECT_STREQ(btl_ft_hierarchy_name(BTL_FT_DEFAULT_HIERARCHY), "flat");
+    EXPECT_STREQ(btl_ft_hierarchy_name(BTL_FT_DEFAULT_HIERARCHY), "node");
     EXPECT_EQ(btl_ft_hierarchy_name(2), nullptr);
 }
 
