@@ -85,11 +85,11 @@ void detector::state::expect_emitter_by(time_ns due) {
     emitter_deadline = due - config.confirm_lead();
 }
 
-// The emitter is about to time out: ask it directly before declaring it failed. Its
-// heartbeats may be stuck behind a slow path while a PROBE gets through, or
-// this process may itself have just come back from a stall. A witness on
-// its node is asked as well: a starved emitter cannot answer either, but
-// its host can tell that it still runs.
+// The emitter is about to time out: ask it directly before declaring it
+// failed. Its heartbeats may be stuck behind a slow path while a PROBE
+// gets through, or this process may itself have just come back from a
+// stall. A witness on its node is asked as well: a starved emitter cannot
+// answer either, but its host can tell that it still runs.
 void detector::state::start_confirm(time_ns now) {
     confirm.ask(next_round());
     std::array<std::byte, wire::max_probe_bytes> bytes;

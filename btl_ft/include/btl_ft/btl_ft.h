@@ -171,7 +171,7 @@ typedef struct btl_ft_stats {
     uint64_t quorum_holds;          /* times it found itself cut off and waited */
     uint64_t witness_queries;       /* timed-out emitters whose node was asked */
     uint64_t witnessed_running;     /* ... seen running there: another timeout given */
-    uint64_t witnessed_down;        /* ... seen stopped or gone: declared at once */
+    uint64_t witnessed_down;        /* ... seen stopped or gone: declared at the timeout */
     uint64_t witness_answers;       /* questions answered for other observers */
 } btl_ft_stats_t;
 

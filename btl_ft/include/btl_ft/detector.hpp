@@ -218,7 +218,7 @@ struct detector_stats {
     std::uint64_t quorum_holds = 0;         // times the count found this process cut off and it waited
     std::uint64_t witness_queries = 0;      // emitters that timed out and had a witness asked
     std::uint64_t witnessed_running = 0;    // ... that the witness saw running: another timeout given
-    std::uint64_t witnessed_down = 0;       // ... that it saw stopped or gone: declared at once
+    std::uint64_t witnessed_down = 0;       // ... that it saw stopped or gone: declared at the timeout
     std::uint64_t witness_answers = 0;      // WITNESS queries this process answered for peers
     std::uint64_t censuses = 0;             // censuses started (an emitter declared whose node was silent)
     std::uint64_t census_probes = 0;        // PROBEs they sent
