@@ -37,10 +37,6 @@
 
 namespace btl_ft {
 
-// As long as an observer waits for a witness on another node: the answers
-// cross other hosts' schedules.
-time_ns detector::state::census_window() const { return config.census_window(); }
-
 void detector::state::start_census(time_ns now) {
     if (!config.quorum || census_run) {
         return;
@@ -49,7 +45,7 @@ void detector::state::start_census(time_ns now) {
     if (targets.empty()) {
         return;
     }
-    census_run = std::make_unique<census>(std::move(targets), next_round(), now + census_window());
+    census_run = std::make_unique<census>(std::move(targets), next_round(), now + config.census_window());
     std::array<std::byte, wire::max_probe_bytes> bytes;
     const auto probe = wire::encode_probe(census_run->round(), bytes);
     for (const rank_t target : census_run->targets()) {

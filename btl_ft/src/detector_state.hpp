@@ -145,7 +145,6 @@ struct detector::state {
     void stop_node_mates();
 
     // --- census (detector_census.cpp) ---
-    time_ns census_window() const;
     void start_census(time_ns now);
     bool on_census_reply(time_ns now, rank_t from, std::uint32_t round);
     void close_census(time_ns now);
