@@ -6,6 +6,9 @@
 #   make stock    unpatched Open MPI 5.0.7 -> build/ompi-stock
 #   make demo     run a ULFM program, inject a failure, print the timings
 #   make ftsim    the simulator and the eta/delta advisor -> build/core/sim/{ftsim,fttune}
+#   make install PREFIX=/opt/btl_ft
+#                 the patched Open MPI built for PREFIX, fttune, ftsim, the docs and
+#                 module files for Lmod and Environment Modules (PREFIX/share/modulefiles)
 #   make test     every test through ctest (SLOW=1 adds the slow label; BTL=sm|tcp|uct|ofi
 #                 runs the MPI tests over one transport, uct:DOMAINS and ofi:PROVIDER a variant)
 #   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (< 60 min)
@@ -32,7 +35,7 @@ export PYTHONPATH := $(ROOT)$(if $(PYTHONPATH),:$(PYTHONPATH))
 CORE_SOURCES := $(shell find btl_ft/src btl_ft/include -type f) btl_ft/CMakeLists.txt
 OMPI_INPUTS  := $(shell find patches ompi-overlay -type f 2>/dev/null) ci/build-ompi.sh ci/common.sh ci/core-la.sh
 
-.PHONY: all deps core ftsim ompi stock demo test bench bench-quick clean
+.PHONY: all deps core ftsim ompi stock install demo test bench bench-quick clean
 all: ompi
 
 deps: $(DEPS_STAMP)
@@ -62,6 +65,11 @@ stock: $(STOCK_STAMP)
 $(STOCK_STAMP): ci/build-ompi.sh ci/common.sh | $(DEPS_STAMP)
 	BTL_FT_JOBS=$(JOBS) ci/build-ompi.sh stock
 	@touch $@
+
+# A separate tree (build/openmpi-install), configured with --prefix=PREFIX, so
+# the installed Open MPI never reads build/: ci/install.sh
+install: ftsim | $(DEPS_STAMP)
+	BTL_FT_JOBS=$(JOBS) BTL_FT_PREFIX="$(PREFIX)" ci/install.sh
 
 demo: ompi
 	ci/demo.sh

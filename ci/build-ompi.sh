@@ -2,6 +2,9 @@
 # Builds Open MPI 5.0.7 from the verified Debian tarball and installs it.
 #   ci/build-ompi.sh patched   -> build/openmpi-patched, installed in build/ompi
 #   ci/build-ompi.sh stock     -> build/openmpi-stock,   installed in build/ompi-stock
+#   ci/build-ompi.sh install   -> build/openmpi-install, installed in $BTL_FT_PREFIX
+#     (the patched source configured for a prefix outside the build tree, so
+#     nothing it runs reads the build tree: `make install`, ci/install.sh)
 # Each stage is skipped when its inputs are unchanged: the tree is unpacked
 # anew only when the patch series (or the overlay's file list) changes;
 # overlay files are copied only when their content differs, so make rebuilds
@@ -12,7 +15,8 @@ variant=${1:-patched}
 case "$variant" in
   patched) prefix=$BTL_FT_BUILD/ompi ;;
   stock)   prefix=$BTL_FT_BUILD/ompi-stock ;;
-  *) die "unknown variant '$variant' (expected patched or stock)" ;;
+  install) prefix=${BTL_FT_PREFIX:?BTL_FT_PREFIX must name the installation prefix} ;;
+  *) die "unknown variant '$variant' (expected patched, stock or install)" ;;
 esac
 tree=$BTL_FT_BUILD/openmpi-$variant
 state=$tree/.btl_ft
@@ -84,7 +88,7 @@ unpack() {
   tar -xf "$tarball" -C "$tree.tmp"
   mv "$tree.tmp/openmpi-$OMPI_VERSION" "$tree"
   rmdir "$tree.tmp"
-  if [ "$variant" = patched ]; then
+  if [ "$variant" != stock ]; then
     apply_patches
     regenerate
   fi
@@ -111,7 +115,7 @@ configure_args() {
     --enable-mca-no-build=pml-ucx,osc-ucx,coll-ucc,coll-hcoll \
     "CC=ccache gcc" "CXX=ccache g++"
   # (ULFM runs over ob1; UCX stays reachable through btl/uct.)
-  if [ "$variant" = patched ]; then
+  if [ "$variant" != stock ]; then
     # The core enters libmpi through its libtool file (see ci/core-la.sh),
     # which also brings the C++ runtime in the right place on the link line.
     printf '%s\n' "CPPFLAGS=-I$BTL_FT_ROOT/btl_ft/include" \
@@ -153,9 +157,18 @@ if [ ! -f "$state/tree" ] || [ "$(cat "$state/tree")" != "$want" ]; then
   unpack
   echo "$want" > "$state/tree"
 fi
-[ "$variant" = patched ] && copy_overlay
+[ "$variant" != stock ] && copy_overlay
 if [ ! -f "$tree/config.status" ] || ! cmp -s <(configure_args | sha256sum) "$state/configured"; then
+  # libtool keeps the old prefix in every .la file it linked: a tree
+  # configured anew (for a new PREFIX, say) is rebuilt from clean objects,
+  # even when the first make after the configure failed.
+  [ -f "$tree/config.status" ] && touch "$state/clean-first"
   run_configure
+fi
+if [ -f "$state/clean-first" ]; then
+  step "make clean (configure arguments changed)"
+  (cd "$tree" && make clean) > "$logs/clean-$variant.log" 2>&1 || die "make clean failed, see $logs/clean-$variant.log"
+  rm "$state/clean-first"
 fi
 run_make
 "$prefix/bin/ompi_info" --version > /dev/null || die "installed ompi_info does not run"

@@ -14,6 +14,8 @@ packages=(
   iproute2 util-linux procps psmisc time
   # where a stuck survivor waits (tests/netns: nodes.user_stacks)
   gdb
+  # make install: module files, and the test that loads them (tests/install)
+  lmod tcl8.6 strace
   # benchmarks: results and plots
   python3 python3-matplotlib
   # benchmarks: instructions per MPI call (callgrind, valgrind/callgrind.h)
@@ -25,14 +27,28 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# Debian's environment-modules conflicts with lmod as a package: the install
+# test runs its modulecmd.tcl from the package unpacked here, beside Lmod.
+envmodules=$BTL_FT_CACHE/btl_ft-tools/environment-modules
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps: all ${#packages[@]} packages present"
-  exit 0
-fi
-if [ "$(id -u)" -ne 0 ]; then
+elif [ "$(id -u)" -ne 0 ]; then
   die "missing packages: ${missing[*]}. Run 'make deps' as root (or: sudo apt-get install ${missing[*]})."
+else
+  step "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
-step "installing: ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+if [ ! -f "$envmodules/usr/lib/x86_64-linux-gnu/modulecmd.tcl" ]; then
+  step "unpacking Debian's environment-modules into $envmodules"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download -q environment-modules > "$tmp/download.log" 2>&1) \
+    || { cat "$tmp/download.log" >&2; die "apt-get download environment-modules failed (run apt-get update?)"; }
+  rm -rf "$envmodules"
+  mkdir -p "$envmodules"
+  dpkg -x "$tmp"/environment-modules_*.deb "$envmodules"
+  rm -rf "$tmp"
+fi
