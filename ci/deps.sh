@@ -16,6 +16,9 @@ packages=(
   gdb
   # make install: module files, and the test that loads them (tests/install)
   lmod tcl8.6 strace
+  # a Slurm cluster on the emulated nodes (tests/slurm); Slurm's PMIx plugin
+  # dlopens libpmix.so, which only the -dev package provides
+  slurmctld slurmd slurm-client munge libpmix-dev
   # benchmarks: results and plots
   python3 python3-matplotlib
   # benchmarks: instructions per MPI call (callgrind, valgrind/callgrind.h)

@@ -164,8 +164,9 @@ def _rank_of(pid, program):
     try:
         if program not in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
             return None
+        # mpirun sets OMPI_COMM_WORLD_RANK; srun --mpi=pmix only PMIX_RANK
         for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-            if entry.startswith(b"OMPI_COMM_WORLD_RANK="):
+            if entry.startswith((b"OMPI_COMM_WORLD_RANK=", b"PMIX_RANK=")):
                 return int(entry.split(b"=", 1)[1])
     except (OSError, ValueError):
         pass

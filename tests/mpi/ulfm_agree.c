@@ -13,6 +13,9 @@
  *   ulfm_agree --victims 3,5 --kind crash|hang|mixed|external|none
  *              [--inject-after-ms 300] [--inject-file F] [--deadline-s 30]
  *              [--compute-s S]   (first compute S seconds without any MPI call)
+ *              [--linger-s S]    (survivors go on S seconds more on the shrunk
+ *                                 communicator: a job that outlives the
+ *                                 resource manager's view of the failure)
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -38,6 +41,7 @@ struct options {
     const char *inject_file;
     int deadline_s;
     double compute_s;
+    double linger_s;
 };
 
 static int world_rank = -1;
@@ -82,6 +86,7 @@ static void parse(int argc, char **argv, struct options *o)
         else if (!strcmp(argv[i], "--inject-file")) o->inject_file = value;
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
         else if (!strcmp(argv[i], "--compute-s")) o->compute_s = atof(value);
+        else if (!strcmp(argv[i], "--linger-s")) o->linger_s = atof(value);
         else usage_error("unknown option (see the comment at the top of ulfm_agree.c)");
         i++;
     }
@@ -124,6 +129,24 @@ static long long read_injection_ns(const struct options *o)
     return t;
 }
 
+/* A barrier every 10 ms on the survivors' communicator for o->linger_s. */
+static int linger(const struct options *o, MPI_Comm shrunk)
+{
+    long long end = now_ns() + (long long)(o->linger_s * 1e9);
+    int rc = MPI_SUCCESS;
+    alarm((unsigned)(o->linger_s + o->deadline_s));
+    while (rc == MPI_SUCCESS && now_ns() < end) {
+        rc = MPI_Barrier(shrunk);
+        usleep(10000);
+    }
+    if (rc != MPI_SUCCESS)
+        printf("{\"rank\":%d,\"error\":\"barrier while lingering returned %d\"}\n", world_rank, rc);
+    else
+        printf("{\"rank\":%d,\"lingered_s\":%.1f}\n", world_rank, o->linger_s);
+    fflush(stdout);
+    return rc;
+}
+
 static int survive(const struct options *o, long long t_interrupted)
 {
     int acked = 0, flag = 1, size;
@@ -157,6 +180,7 @@ static int survive(const struct options *o, long long t_interrupted)
            t0 ? (t_agreed - t0) / 1e6 : -1.0, (t_shrunk - t_agreed) / 1e6,
            rc == MPI_SUCCESS && sum == expected ? "true" : "false");
     fflush(stdout);
+    if (rc == MPI_SUCCESS && o->linger_s > 0) rc = linger(o, shrunk);
     MPI_Comm_free(&shrunk);
     return rc == MPI_SUCCESS && sum == expected ? 0 : 1;
 }

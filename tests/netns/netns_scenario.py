@@ -56,6 +56,8 @@ def parse():
     p.add_argument("--source", default=str(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c"),
                    help="a program with ulfm_agree's options and output")
     p.add_argument("--name", default=None)
+    p.add_argument("--linger-s", type=float, default=0,
+                   help="survivors go on this long on the shrunk communicator after recovering")
     p.add_argument("--summary", choices=["crashed", "hung", "lost"], default=None,
                    help="check mpirun's summary line names every victim so")
     return p.parse_args()
@@ -141,12 +143,14 @@ class Injector(threading.Thread):
         """The runtime sees killed processes at once and the survivors agree
         within milliseconds (within δ plus the node grace if it does not):
         survivors still running 2δ + 1 s after the kill are stuck somewhere.
+        (Survivors told to linger are given that much longer.)
         Where each of their threads waits is then kept for the report: a
         survivor stayed silent for 4 s and was declared failed, about 1 run in
         50, until these stacks showed a deadlock in btl/tcp (patch 0039)."""
         mca = dict(kv.split("=", 1) for kv in self.args.mca)
         delta_s = float(mca.get("mpi_ft_detector_timeout", 1.0))
-        if self.job_ended.wait(2 * delta_s + 1):
+        # gdb stops the process it reads (ptrace): never while it should run
+        if self.job_ended.wait(2 * delta_s + 1 + getattr(self.args, "linger_s", 0)):
             return
         survivors = {pid: rank for ns in self.all_nodes if ns not in self.lost
                      for pid, rank in nodes.rank_processes(ns, self.exe).items()}
@@ -192,7 +196,8 @@ def run_job(args, names, exe, victims):
     inject = mpicmd.inject_file()
     kind = {"none": "none", "crash": "crash", "hang": "hang"}.get(args.kind, "external")
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
-               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s]
+               "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
+               "--linger-s", args.linger_s]
     mca = dict(kv.split("=", 1) for kv in args.mca)
     cmd = nodes.mpirun_command_netns(args.np, program, mca=mca, variant=args.variant, nodes=args.nodes,
                                      detached=args.detached)
@@ -257,6 +262,7 @@ def main():
     if notes.get("cut_side_running"):
         problems.append(f"ranks {notes['cut_side_running']} of the cut node still ran "
                         f"{max(1, args.deadline_s - 3)} s after the cut: a second set of survivors")
+    problems += linger_problems(args, run, victims)
     if notes.get("killed_ranks") not in (None, victims):
         problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
     if args.summary:
@@ -274,6 +280,14 @@ def main():
             print(f"  would fail: {p}")
         return 1 if "error" in notes else 0
     return checks.verdict(name, run, problems)
+
+
+def linger_problems(args, run, victims):
+    """With --linger-s, every survivor must have gone on that long."""
+    lingered = [r for r in run.records if "lingered_s" in r]
+    if args.linger_s and args.kind != "none" and len(lingered) != args.np - len(victims):
+        return [f"{len(lingered)} of {args.np - len(victims)} survivors went on for {args.linger_s} s"]
+    return []
 
 
 def save(name, args, run):

@@ -35,6 +35,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "opal/mca/base/mca_base_pvar.h"
@@ -83,29 +84,55 @@ int ompi_comm_failure_detector_register_params(void)
     return ompi_comm_ft_detector_params_register();
 }
 
+/* The node id of host, numbered by first appearance in hosts[0..*count);
+ * host is kept (and added) there, or freed if already known. Searched from
+ * the last: ranks mapped by node come in runs of one host. */
+static uint32_t node_id_of(char **hosts, uint32_t *count, char *host)
+{
+    for (uint32_t id = *count; id-- > 0;) {
+        if (0 == strcmp(hosts[id], host)) {
+            free(host);
+            return id;
+        }
+    }
+    hosts[*count] = host;
+    return (*count)++;
+}
+
 /* Node of every rank, for ring order "node"; NULL if the runtime cannot say,
- * in which case the core treats all ranks as one node. */
+ * in which case the core treats all ranks as one node. From the host names,
+ * not PMIX_NODEID: under srun --mpi=pmix, Slurm's PMIx server (22.05)
+ * answers PMIX_NODEID 0 for every rank, and every rank then took all the
+ * others for node-mates (docs/slurm.md). */
 static uint32_t *node_of_ranks(uint32_t size)
 {
     uint32_t *nodes = malloc(size * sizeof(*nodes));
+    char **hosts = calloc(size, sizeof(*hosts));
     opal_process_name_t name = *OMPI_PROC_MY_NAME;
-    uint32_t node, *pnode = &node;
-    int rc;
+    uint32_t count = 0;
+    int rc = PMIX_SUCCESS;
 
-    if (NULL == nodes) {
-        return NULL;
-    }
-    for (uint32_t rank = 0; rank < size; ++rank) {
+    for (uint32_t rank = 0; NULL != nodes && NULL != hosts && rank < size; ++rank) {
+        char *host = NULL;
         name.vpid = rank;
-        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_NODEID, &name, &pnode, PMIX_UINT32);
-        if (PMIX_SUCCESS != rc) {
+        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &name, &host, PMIX_STRING);
+        if (PMIX_SUCCESS != rc || NULL == host) {
             opal_output_verbose(1, ompi_ftmpi_output_handle,
-                                "%s btl_ft: no node id for rank %u, ring order ignores nodes",
+                                "%s btl_ft: no host name for rank %u, ring order ignores nodes",
                                 OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank);
-            free(nodes);
-            return NULL;
+            free(host);
+            rc = PMIX_ERROR;
+            break;
         }
-        nodes[rank] = node;
+        nodes[rank] = node_id_of(hosts, &count, host);
+    }
+    for (uint32_t id = 0; NULL != hosts && id < count; ++id) {
+        free(hosts[id]);
+    }
+    free(hosts);
+    if (PMIX_SUCCESS != rc || NULL == hosts) {
+        free(nodes);
+        return NULL;
     }
     return nodes;
 }

@@ -1,0 +1,17 @@
+# Sourced by cluster.sh inside a node's mount namespace (made by `ip netns
+# exec`), before slurmd starts; changes only that namespace's mounts:
+# - the cgroup hierarchies the host has: `ip netns exec` mounts a fresh /sys
+#   without them, and slurmd's cgroup plugin does not start without them;
+# - a /tmp of the node's own, as a real node has: Slurm's PMIx plugin makes
+#   /tmp/spmix_appdir_UID_JOB.STEP on every node of a step, and nodes sharing
+#   one /tmp collide there. Files the nodes share live elsewhere (build/run).
+if [ "$(stat -f -c %T /proc/1/root/sys/fs/cgroup)" = cgroup2fs ]; then
+  mount -t cgroup2 none /sys/fs/cgroup
+else
+  mount -t tmpfs cgroup /sys/fs/cgroup
+  for c in $(awk -F: '$2 != "" && $2 !~ /^name=/ {print $2}' /proc/1/cgroup); do
+    mkdir -p "/sys/fs/cgroup/$c"
+    mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"
+  done
+fi
+mount -t tmpfs -o mode=1777,size=1g "tmp-$(hostname)" /tmp
