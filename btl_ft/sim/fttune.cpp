@@ -31,11 +31,13 @@ const char* const usage =
     "fttune - eta and delta for a platform (seed 002, Section 3.3)\n"
     "\n"
     "Usage:\n"
-    "  fttune --nodes N --mtbf D [--risk R] [--tau D] [--accurate-from D]\n"
+    "  fttune --nodes N --mtbf D [--processes P] [--risk R] [--tau D] [--accurate-from D]\n"
     "  fttune --figure [--risk R] [--tau D]\n"
     "\n"
-    "  --nodes N          processes on the observation ring (also 2^K)\n"
-    "  --mtbf D           mean time between failures of one of them (e.g. 20y)\n"
+    "  --nodes N          nodes of the job (also 2^K): the members of the node-level\n"
+    "                     ring (mpi_ft_detector_hierarchy node, the default)\n"
+    "  --mtbf D           mean time between failures of one node (e.g. 20y)\n"
+    "  --processes P      processes of the job, P >= N (default N, one a node)\n"
     "  --risk R           accepted probability that more failures strike before the\n"
     "                     detector is stable again than Theorem 1 allows (default 1e-9)\n"
     "  --tau D            bound on a message's delay, measured (default 1us)\n"
@@ -48,6 +50,7 @@ const char* const usage =
 
 struct options {
     rank_t nodes = 0;
+    rank_t processes = 0;
     time_ns mtbf_ns = 0;
     double risk = 1e-9;
     time_ns tau_ns = 1000;
@@ -72,10 +75,10 @@ std::optional<options> parse(const std::vector<std::string_view>& args, std::str
             error = std::string(flag) + " " + std::string(value) + ": " + rule;
             return std::nullopt;
         };
-        if (flag == "--nodes") {
+        if (flag == "--nodes" || flag == "--processes") {
             const auto n = parse_nodes(value);
-            if (!n || *n < 2) return bad("must be a number of processes, at least 2 (or 2^K)");
-            o.nodes = *n;
+            if (!n || *n < 2) return bad("must be a number, at least 2 (or 2^K)");
+            (flag == "--nodes" ? o.nodes : o.processes) = *n;
         } else if (flag == "--mtbf" || flag == "--tau" || flag == "--accurate-from") {
             const auto d = parse_duration(value);
             if (!d || *d <= 0) return bad("must be a positive duration with a unit (e.g. 20y, 1us)");
@@ -91,6 +94,11 @@ std::optional<options> parse(const std::vector<std::string_view>& args, std::str
     }
     if (!o.figure && (o.nodes == 0 || o.mtbf_ns == 0)) {
         error = "--nodes and --mtbf are required (or --figure)";
+        return std::nullopt;
+    }
+    if (o.processes == 0) o.processes = o.nodes;
+    if (o.processes < o.nodes) {
+        error = "--processes " + std::to_string(o.processes) + ": fewer than --nodes " + std::to_string(o.nodes);
         return std::nullopt;
     }
     return o;
@@ -119,8 +127,16 @@ int print_figure(const options& o) {
 
 int advise(const options& o) {
     const risk_advice a = largest_safe_delta(o.nodes, static_cast<double>(o.mtbf_ns) / 1e9, o.risk, o.tau_ns);
-    std::printf("%u processes, MTBF %.4g years each, risk %g, message delays under %s\n", o.nodes,
+    std::printf("%u nodes, MTBF %.4g years each, risk %g, message delays under %s\n", o.nodes,
                 static_cast<double>(o.mtbf_ns) / ns_per_year, o.risk, seconds(o.tau_ns).c_str());
+    if (o.processes > o.nodes) {
+        // Two levels declare a node's loss as one failure of the node ring,
+        // so the bound counts nodes; flat, it would be ppn failures at once.
+        std::printf("  %u processes (%.3g a node): with two levels (mpi_ft_detector_hierarchy node, the\n"
+                    "  default) a node's loss is one failure of the ring of %u nodes, which this counts;\n"
+                    "  a crash of one process is known from its node in milliseconds\n",
+                    o.processes, static_cast<double>(o.processes) / o.nodes, o.nodes);
+    }
     if (a.tolerated == 0) {
         std::printf("  fewer than 4 processes: Theorem 1 tolerates no overlapping failure, no delta is safe by it\n");
         return 1;

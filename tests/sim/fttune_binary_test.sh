@@ -13,6 +13,11 @@ echo "$out" | grep -q "largest safe delta: 21.9[0-9] s" || fail "not the seed's 
 echo "$out" | grep -q -- "--mca mpi_ft_detector_timeout 1 --mca mpi_ft_detector_period 0.1" \
   || fail "no command line to start from: $out"
 
+# processes beside nodes: the bound still counts the nodes
+out=$("$fttune" --nodes 256000 --processes 16384000 --mtbf 20y) || fail "64 processes a node exited $?"
+echo "$out" | grep -q "largest safe delta: 21.9[0-9] s" || fail "processes changed the nodes' bound: $out"
+echo "$out" | grep -q "16384000 processes (64 a node)" || fail "processes per node not said: $out"
+
 check_rejects() {
   local name=$1; shift
   local err status
@@ -23,6 +28,7 @@ check_rejects() {
 check_rejects --mtbf --nodes 1024 --mtbf soon
 check_rejects --risk --nodes 1024 --mtbf 1y --risk 2
 check_rejects --nodes --nodes 1 --mtbf 1y
+check_rejects --processes --nodes 1024 --processes 512 --mtbf 1y
 check_rejects --bogus --nodes 1024 --mtbf 1y --bogus 3
 
 # a tiny MTBF at scale: nothing is both safe and as slow as 5 s
