@@ -72,8 +72,17 @@ def compile_for(source, variant):
     return mpicmd.compile_program(source, BIN, variant)
 
 
-def progress(message):
+_STAGE_STARTED = time.monotonic()   # each stage runs in a process of its own
+
+
+def progress(message, done=None, total=None):
+    """One line of a stage's progress; with done and total, also how far it
+    is and about how long is left, at the pace so far."""
     stamp = time.strftime("%H:%M:%S")
+    if done and total:
+        left_s = (time.monotonic() - _STAGE_STARTED) / done * (total - done)
+        left = f"{left_s / 60:.0f} min" if left_s >= 90 else f"{left_s:.0f} s"
+        message = f"{done}/{total} {message} (about {left} left)"
     print(f"[{stamp}] {message}", flush=True)
 
 

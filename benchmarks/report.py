@@ -75,8 +75,18 @@ def provenance_table(info):
         took = "–" if not stage else f"{stage['seconds']:.0f} s" + (
             "" if stage["exit_status"] == 0 else f", exit {stage['exit_status']}")
         rows.append([name, f"{results}.jsonl ({len(records)} records)", when,
-                     stage.get("commit") or "not recorded", took])
-    return table(["stage", "results", "measured", "commit", "took (run_all.py)"], rows)
+                     stage.get("commit") or "not recorded", stage_repetitions(records), took])
+    return table(["stage", "results", "measured", "commit", "repetitions", "took (run_all.py)"], rows)
+
+
+def stage_repetitions(records):
+    """How many repetitions a stage's records hold: their distinct "rep"
+    values, with the range when a re-run added some; stages that count
+    their runs otherwise (runs per row, seeds) say so in their table."""
+    reps = {r.get("rep") for r in records if isinstance(r.get("rep"), int)}
+    if not reps:
+        return "in its table"
+    return str(len(reps)) if len(reps) == max(reps) + 1 else f"{len(reps)} ({min(reps)}–{max(reps)})"
 
 
 def transport_line(info):

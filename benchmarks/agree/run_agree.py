@@ -95,8 +95,9 @@ def run_cell(sink, config, eta, kind, n, f, placement, rep, deadline_s, startup_
 def show(r, done, total, deadline_s):
     shown = (f"{r['first_agreed_ms']:.1f}..{r['last_agreed_ms']:.1f} ms" if r["detected"]
              else f"not detected within {deadline_s} s")
-    common.progress(f"agree {done}/{total} eta={r['eta_s'] * 1e3:g}ms {r['kind']} n={r['n']} f={r['f']} "
-                    f"{r['placement']} {r['config']}: {shown}, mpirun {r['outcome']} ({r['wall_s']:.1f} s)")
+    common.progress(f"agree eta={r['eta_s'] * 1e3:g}ms {r['kind']} n={r['n']} f={r['f']} "
+                    f"{r['placement']} {r['config']}: {shown}, mpirun {r['outcome']} ({r['wall_s']:.1f} s)",
+                    done, total)
 
 
 def main(argv):

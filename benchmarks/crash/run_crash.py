@@ -158,7 +158,10 @@ def main(argv):
         nodes_missing = None
     except netns.Unavailable as e:
         nodes_missing = str(e)
-    for n, setup in cells(options.quick):
+    todo = list(cells(options.quick))
+    total = len(todo) * reps * len(configs)
+    done = 0
+    for n, setup in todo:
         if setup == "2 nodes" and nodes_missing:
             common.progress(f"crash {setup}: skipped, no emulated nodes here ({nodes_missing})")
             continue
@@ -166,6 +169,7 @@ def main(argv):
             for config in configs:
                 if config == FLOOR and setup != "1 host":
                     continue
+                done += 1
                 r = one_run(config, n, setup, deadline_s=deadline_s)
                 r["rep"] = rep
                 sink.write(r)
@@ -173,7 +177,7 @@ def main(argv):
                 shown = (f"barrier {r['first_barrier_ms']:.1f}..{r['last_barrier_ms']:.1f} ms{agree}"
                          if r["detected"] else "not detected")
                 common.progress(f"crash {setup} n={n} rep {rep} {config}: {shown}"
-                                f"{'' if r['correct'] else ' (INCORRECT)'}")
+                                f"{'' if r['correct'] else ' (INCORRECT)'}", done, total)
     return 0
 
 

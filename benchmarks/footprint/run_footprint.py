@@ -72,13 +72,14 @@ def main(argv):
     sizes = QUICK_SIZES if options.quick else SIZES
     sink = common.JsonLines("footprint")
     for rep in range(reps):
-        for setup, np_ in sizes:
+        for index, (setup, np_) in enumerate(sizes):
             shift = rep % len(CONFIGURATIONS)
             rows = CONFIGURATIONS[shift:] + CONFIGURATIONS[:shift]
             measured = run_setup(sink, setup, np_, rows, rep)
             shown = "; ".join(f"{label}: " + ", ".join(f"{k} {v}" for k, v in values.items())
                               for label, values in measured)
-            common.progress(f"footprint rep {rep + 1}/{reps} {setup} np {np_}: {shown}")
+            common.progress(f"footprint rep {rep + 1} {setup} np {np_}: {shown}",
+                            rep * len(sizes) + index + 1, reps * len(sizes))
     return 0
 
 

@@ -79,10 +79,10 @@ def main(argv):
     reps = options.reps or (2 if options.quick else 10)
     sink = common.JsonLines("latency")
     for rep in range(reps):
-        for setup in (ONE_HOST, TWO_NODES):
+        for index, setup in enumerate((ONE_HOST, TWO_NODES)):
             for label, values in one_repetition(sink, setup, rep):
                 shown = ", ".join(f"{k} {v:.3f}" for k, v in values.items())
-                common.progress(f"latency rep {rep + 1}/{reps} {setup} {label}: {shown}")
+                common.progress(f"latency rep {rep + 1} {setup} {label}: {shown}", 2 * rep + index + 1, 2 * reps)
     return 0
 
 

@@ -74,8 +74,8 @@ def main(argv):
                         done += 1
                         shown = (f"{r['first_agreed_ms']:.1f}..{r['last_agreed_ms']:.1f} ms" if r["detected"]
                                  else f"not detected within {deadline_s} s")
-                        common.progress(f"node {done}/{total} eta={eta * 1e3:g}ms {loss} {config}: {shown}; "
-                                        f"{r['outcome']}")
+                        common.progress(f"node eta={eta * 1e3:g}ms {loss} {config}: {shown}; "
+                                        f"{r['outcome']}", done, total)
     return 0
 
 

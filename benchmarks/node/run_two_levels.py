@@ -158,8 +158,8 @@ def main(argv):
                     done += 1
                     shown = (f"{r['first_agreed_ms']:.1f}..{r['last_agreed_ms']:.1f} ms" if r["correct"]
                              else "not agreed correctly")
-                    common.progress(f"two_levels {done}/{total} {case}, {hierarchy}: {shown}; "
-                                    f"{r['notices_per_process']} notices/process; {r['outcome']}")
+                    common.progress(f"two_levels {case}, {hierarchy}: {shown}; "
+                                    f"{r['notices_per_process']} notices/process; {r['outcome']}", done, total)
     return 0
 
 

@@ -118,7 +118,7 @@ def main(argv):
             measured = [(row[0], run_one(sink, options.quick, *row, rep)) for row in rows[shift:] + rows[:shift]]
         for label, values in measured:
             shown = ", ".join(f"{k} {v:.2f}" for k, v in values.items())
-            common.progress(f"overhead rep {rep + 1}/{reps} {label}: {shown}")
+            common.progress(f"overhead repetitions, {label}: {shown}", rep + 1, reps)
     return 0
 
 

@@ -66,7 +66,7 @@ def main(argv):
                 done += 1
                 shown = (r.get("skipped") or (f"{r['time_s']:.2f} s, correct {r['correct']}" if r.get("finished")
                                               else f"did not finish within {r['bound_s']:g} s"))
-                common.progress(f"tasks {done}/{total} {kind} {victims} {config}: {shown}")
+                common.progress(f"tasks {kind} {victims} {config}: {shown}", done, total)
     return 0
 
 
