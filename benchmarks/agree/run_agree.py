@@ -10,6 +10,7 @@ Configurations are interleaved inside each cell (not run as three blocks), so
 a slow minute of the shared machine hits all three alike.
 """
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -21,6 +22,8 @@ def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer sizes, eta and repetitions")
     p.add_argument("--reps", type=int, default=None)
+    p.add_argument("--eta", type=float, action="append", default=None,
+                   help="only these η (seconds; repeatable): a partial re-run")
     return p.parse_args(argv)
 
 
@@ -32,10 +35,10 @@ def victims_of(n, f, placement):
     return [1 + k * (n // f) for k in range(f)]
 
 
-def cells(quick):
+def cells(quick, etas=None):
     sizes = [8] if quick else [4, 8, 16]
     counts = [1, 2] if quick else [1, 2, 4]
-    etas = [0.01] if quick else [0.01, 0.1]
+    etas = etas or ([0.01] if quick else [0.01, 0.1])
     for eta in etas:
         for kind in ("crash", "hang"):
             for n in sizes:
@@ -102,11 +105,13 @@ def show(r, done, total, deadline_s):
 
 def main(argv):
     options = parse(argv)
-    reps = options.reps or 1
-    # stock's detector sometimes never answers: its run lasts the whole bound
-    deadline_s, startup_s = (3, 8) if options.quick else (10, 20)
+    reps = options.reps or (1 if options.quick else 5)
+    # stock's detector sometimes never answers, and without a detector a hang
+    # is never found: such a run lasts the whole bound, ten timeouts (at least
+    # 2 s), far beyond any detection either detector makes (at most 6 δ here)
+    startup_s = 8 if options.quick else 20
     sink = common.JsonLines("agree")
-    todo = list(cells(options.quick))
+    todo = list(cells(options.quick, options.eta))
     done = 0
     # the lock is held for all cells of one (eta, kind, n): few enough hand-overs
     # that a busy machine does not make us queue once per run
@@ -116,6 +121,7 @@ def main(argv):
             with common.MpiLock():
                 for cell in chosen:
                     for config in common.CONFIGS:
+                        deadline_s = max(2, math.ceil(10 * 5 * cell[0]))
                         r = run_cell(sink, config, *cell, rep, deadline_s, startup_s)
                         done += 1
                         show(r, done, len(todo) * reps * len(common.CONFIGS), deadline_s)
