@@ -19,6 +19,7 @@ source "$here/../netns/common.sh"
 
 STATE=/run/btlft-slurm
 CONF=$STATE/slurm.conf
+NODE_TMP=$STATE/node-tmp
 # A node that stops answering is DOWN after this many seconds.
 SLURMD_TIMEOUT=${BTL_FT_SLURMD_TIMEOUT:-10}
 
@@ -45,6 +46,8 @@ write_conf() {
     echo "SlurmdPidFile=$STATE/slurmd-%n.pid"
     echo "SlurmdLogFile=$STATE/slurmd-%n.log"
     echo "SlurmdDebug=info"
+    # each node's own, mounted by node_mounts.sh (Slurm's PMIx plugin works there)
+    echo "TmpFS=$NODE_TMP"
     # processes, not cgroups: the emulated nodes share this machine's cgroups
     echo "ProctrackType=proctrack/linuxproc"
     echo "TaskPlugin=task/none"
@@ -89,10 +92,12 @@ start_munge() {
 # $1 namespace; the rest: the daemon and its arguments, run in the
 # namespace under a hostname of its own, in the background, logged.
 # `ip netns exec` gives it a mount namespace of its own, where
-# node_mounts.sh adds what a real node has: cgroups, and a /tmp of its own.
+# node_mounts.sh adds what a real node has: cgroups, and a temporary
+# directory of its own.
 in_node() {
   local ns=$1; shift
-  setsid ip netns exec "$ns" unshare --uts sh -c \
+  mkdir -p "$NODE_TMP"
+  BTLFT_NODE_TMP=$NODE_TMP setsid ip netns exec "$ns" unshare --uts sh -c \
     'hostname "$0" && . "$1" && shift && exec "$@"' "$ns" "$here/node_mounts.sh" "$@" \
     > "$STATE/$ns.out" 2>&1 < /dev/null &
 }

@@ -2,9 +2,10 @@
 # exec`), before slurmd starts; changes only that namespace's mounts:
 # - the cgroup hierarchies the host has: `ip netns exec` mounts a fresh /sys
 #   without them, and slurmd's cgroup plugin does not start without them;
-# - a /tmp of the node's own, as a real node has: Slurm's PMIx plugin makes
-#   /tmp/spmix_appdir_UID_JOB.STEP on every node of a step, and nodes sharing
-#   one /tmp collide there. Files the nodes share live elsewhere (build/run).
+# - a temporary directory of the node's own at $BTLFT_NODE_TMP, slurm.conf's
+#   TmpFS: Slurm's PMIx plugin makes spmix_appdir_UID_JOB.STEP there on every
+#   node of a step, and nodes sharing one /tmp collided on it. /tmp itself
+#   stays shared: the build a job runs may live there.
 if [ "$(stat -f -c %T /proc/1/root/sys/fs/cgroup)" = cgroup2fs ]; then
   mount -t cgroup2 none /sys/fs/cgroup
 else
@@ -14,4 +15,4 @@ else
     mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c"
   done
 fi
-mount -t tmpfs -o mode=1777,size=1g "tmp-$(hostname)" /tmp
+mount -t tmpfs -o mode=1777,size=1g "tmp-$(hostname)" "$BTLFT_NODE_TMP"

@@ -15,7 +15,6 @@ must mark the node down. The cluster is started for the test and removed
 with the test's processes afterwards."""
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -130,10 +129,7 @@ def main():
     victims = {"none": [], "crash": [args.np - 1]}.get(args.kind) or nodes.ranks_on(args.nodes - 1, args.np, args.nodes)
     paths.RUN_DIR.mkdir(parents=True, exist_ok=True)
     exe = mpicmd.compile_test(str(paths.ROOT / "tests" / "mpi" / "ulfm_agree.c"), args.variant)
-    # not in /tmp: each node has its own (node_mounts.sh)
-    handle, inject = tempfile.mkstemp(prefix="inject-", dir=paths.RUN_DIR)
-    os.close(handle)
-    os.unlink(inject)
+    inject = mpicmd.inject_file()
     kind = args.kind if args.kind in ("none", "crash") else "external"
     program = [exe, "--victims", ",".join(map(str, victims)) or "0", "--kind", kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
