@@ -13,6 +13,7 @@ here, at the start of the run, so it describes the run and not the report.
 import argparse
 import datetime
 import json
+import shlex
 import os
 import platform
 import subprocess
@@ -127,7 +128,11 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--only", default=None, help="comma list of stages to run (default all)")
+    p.add_argument("--stage-args", default="",
+                   help="more arguments for the one stage --only names (e.g. \"--eta 0.01\" for agree)")
     options = p.parse_args(argv)
+    if options.stage_args and (not options.only or "," in options.only):
+        p.error("--stage-args needs --only with one stage")
     common.RESULTS.mkdir(parents=True, exist_ok=True)
     info = {"mode": "quick" if options.quick else "full", "machine": machine(),
             "ftsim": str(common.ftsim_path()), "stages": [],
@@ -143,8 +148,8 @@ def main(argv):
         if name == "scale":
             (common.RESULTS / "scale.jsonl").unlink(missing_ok=True)   # run_scale appends
         began = time.monotonic()
-        code = subprocess.run(cmd).returncode
-        info["stages"].append({"name": name, "exit_status": code,
+        code = subprocess.run(cmd + shlex.split(options.stage_args)).returncode
+        info["stages"].append({"name": name, "exit_status": code, "arguments": options.stage_args or None,
                                "seconds": round(time.monotonic() - began, 1), "commit": source_commit(),
                                "finished": datetime.datetime.now(datetime.timezone.utc)
                                                             .isoformat(timespec="seconds")})
