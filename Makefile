@@ -11,7 +11,7 @@
 #                 module files for Lmod and Environment Modules (PREFIX/share/modulefiles)
 #   make test     every test through ctest (SLOW=1 adds the slow label; BTL=sm|tcp|uct|ofi
 #                 runs the MPI tests over one transport, uct:DOMAINS and ofi:PROVIDER a variant)
-#   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (< 60 min)
+#   make bench    benchmarks against stock 5.0.7 -> benchmarks/RESULTS.md (about 2.5 h here: each stage's time is in RESULTS)
 #   make bench-quick  the same code paths, fewer sizes and repetitions (< 10 min)
 #   make clean    remove build/
 

@@ -13,9 +13,9 @@ here, at the start of the run, so it describes the run and not the report.
 import argparse
 import datetime
 import json
-import shlex
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
