@@ -124,24 +124,31 @@ def ranks_on(index, np, nodes):
     return list(range(index * per, min(np, (index + 1) * per)))
 
 
+def network_mca(mca=None):
+    """The application's MCA settings with its BTL on 10.77.0.0/24 (tcp)."""
+    return {"btl": "tcp,self", "btl_tcp_if_include": SUBNET, **(mca or {})}
+
+
+def runtime_network_args():
+    """PRRTE's OOB on 10.77.0.0/24. A daemon cut off silently is given up
+    after 1 + 1 * 3 s (patch 0013 bounds data in flight the same way), so
+    mpirun ends once the survivors have finished."""
+    return ["--prtemca", "oob_tcp_if_include", SUBNET,
+            "--prtemca", "oob_tcp_keepalive_time", "1",
+            "--prtemca", "oob_tcp_keepalive_intvl", "1",
+            "--prtemca", "oob_tcp_keepalive_probes", "3"]
+
+
 def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, extra=(), detached=False):
     """mpirun.command spread over the emulated nodes, block by block
     (ranks_on), every byte on 10.77.0.0/24: PRRTE's OOB and the TCP BTL.
     detached: each node's daemon in a session of its own, as PRRTE does by
     default (benchmarks/accuracy compares both)."""
     hostfile = STATE_DIR / f"hostfile-{nodes}"
-    mca = {"btl": "tcp,self", "btl_tcp_if_include": SUBNET, **(mca or {})}
     spread = ["--hostfile", hostfile, "--map-by", f"ppr:{ranks_per_node(np, nodes)}:node",
               "--prtemca", "plm_ssh_agent", NETNS / "agent.sh",
               # every prted a child of mpirun: a lost node takes no other with it
-              "--prtemca", "plm_ssh_no_tree_spawn", "1",
-              "--prtemca", "oob_tcp_if_include", SUBNET,
-              # a daemon cut off silently is given up after 1 + 1 * 3 s
-              # (patch 0013 bounds data in flight the same way), so mpirun
-              # ends once the survivors have finished
-              "--prtemca", "oob_tcp_keepalive_time", "1",
-              "--prtemca", "oob_tcp_keepalive_intvl", "1",
-              "--prtemca", "oob_tcp_keepalive_probes", "3"]
+              "--prtemca", "plm_ssh_no_tree_spawn", "1", *runtime_network_args()]
     if not detached:
         # prted would start a session of its own (it daemonizes), and Linux
         # schedules each session as one group (CFS autogroup): emulated
@@ -150,7 +157,7 @@ def mpirun_command_netns(np, program_args, mca=None, variant="ompi", nodes=2, ex
         # ms, which separate machines never do to each other. In mpirun's
         # session every process competes on its own.
         spread.append("--leave-session-attached")
-    cmd = mpicmd.mpirun(np, program_args, mca=mca, variant=variant,
+    cmd = mpicmd.mpirun(np, program_args, mca=network_mca(mca), variant=variant,
                                  extra=[str(a) for a in spread] + list(extra))
     return in_namespace(HEAD, cmd)
 

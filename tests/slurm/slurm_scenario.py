@@ -6,11 +6,11 @@ ssh agent the netns tests use.
   --launch salloc   salloc -N NODES --no-kill mpirun ... from the head namespace
   --launch sbatch   sbatch --wait -N NODES --no-kill of a script that calls
                     mpirun; the batch step runs on the first node
-  --launch srun     srun --mpi=pmix: direct launch without mpirun (no --kind)
+  --launch srun     srun --mpi=pmix: direct launch without mpirun
 
 --kind none, crash (the last rank SIGKILLs itself), kill-node (everything
-on the last node dies, slurmd too) or cut (its link goes down silently). After a loss the survivors must agree
-on the lost node's ranks, mpirun must exit 0 (docs/running.md), and Slurm
+on the last node dies, slurmd too) or cut (its link goes down silently).
+After a loss the survivors must agree on the lost node's ranks, mpirun must exit 0 (docs/running.md), and Slurm
 must mark the node down. The cluster is started for the test and removed
 with the test's processes afterwards."""
 import argparse
@@ -64,18 +64,12 @@ def allocation(args):
 
 
 def application_mca(args):
-    return {"btl": "tcp,self", "btl_tcp_if_include": nodes.SUBNET,
-            **dict(kv.split("=", 1) for kv in args.mca)}
+    return nodes.network_mca(dict(kv.split("=", 1) for kv in args.mca))
 
 
 def mpirun_line(args, program):
-    mca = application_mca(args)
-    extra = ["--map-by", f"ppr:{nodes.ranks_per_node(args.np, args.nodes)}:node",
-             "--prtemca", "oob_tcp_if_include", nodes.SUBNET,
-             "--prtemca", "oob_tcp_keepalive_time", "1",
-             "--prtemca", "oob_tcp_keepalive_intvl", "1",
-             "--prtemca", "oob_tcp_keepalive_probes", "3"]
-    return mpicmd.mpirun(args.np, program, mca=mca, variant=args.variant, extra=extra)
+    extra = ["--map-by", f"ppr:{nodes.ranks_per_node(args.np, args.nodes)}:node", *nodes.runtime_network_args()]
+    return mpicmd.mpirun(args.np, program, mca=application_mca(args), variant=args.variant, extra=extra)
 
 
 def job_command(args, program, workdir):
