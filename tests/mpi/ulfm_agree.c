@@ -4,13 +4,17 @@
  * set, shrink, and check a computation on the survivors. Victims inject
  * their own failure (SIGKILL = crash, SIGSTOP = hang) so the injection time
  * is exact; with --kind mixed, the first victim crashes and the others hang.
- * The harness may also inject from outside (--kind external).
+ * The harness may also inject from outside (--kind external). A crashing
+ * victim dies of SIGKILL unless --death names another way out: kill, term
+ * (SIGTERM), segv (a write through a null pointer), abrt (abort()) or
+ * exit3 (exit(3), the application's own non-zero status).
  *
  * Each survivor prints one JSON line with its timings, measured against the
  * injection time the first victim wrote to --inject-file (CLOCK_MONOTONIC is
  * shared by every process of the machine, namespaces included).
  *
  *   ulfm_agree --victims 3,5 --kind crash|hang|mixed|external|none
+ *              [--death kill|term|segv|abrt|exit3]
  *              [--inject-after-ms 300] [--inject-file F] [--deadline-s 30]
  *              [--compute-s S]   (first compute S seconds without any MPI call)
  *              [--linger-s S]    (survivors go on S seconds more on the shrunk
@@ -37,6 +41,7 @@ struct options {
     int victims[MAX_VICTIMS];
     int victim_count;
     const char *kind;
+    const char *death;
     long inject_after_ms;
     const char *inject_file;
     int deadline_s;
@@ -69,7 +74,7 @@ static void usage_error(const char *what)
 
 static void parse(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){.kind = "crash", .inject_after_ms = 300,
+    *o = (struct options){.kind = "crash", .death = "kill", .inject_after_ms = 300,
                           .inject_file = NULL, .deadline_s = 30};
     for (int i = 1; i < argc; i++) {
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
@@ -82,6 +87,7 @@ static void parse(int argc, char **argv, struct options *o)
             }
             free(copy);
         } else if (!strcmp(argv[i], "--kind")) o->kind = value;
+        else if (!strcmp(argv[i], "--death")) o->death = value;
         else if (!strcmp(argv[i], "--inject-after-ms")) o->inject_after_ms = atol(value);
         else if (!strcmp(argv[i], "--inject-file")) o->inject_file = value;
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
@@ -93,6 +99,9 @@ static void parse(int argc, char **argv, struct options *o)
     if (strcmp(o->kind, "crash") && strcmp(o->kind, "hang") && strcmp(o->kind, "mixed") &&
         strcmp(o->kind, "external") && strcmp(o->kind, "none"))
         usage_error("--kind must be crash, hang, mixed, external or none");
+    if (strcmp(o->death, "kill") && strcmp(o->death, "term") && strcmp(o->death, "segv") &&
+        strcmp(o->death, "abrt") && strcmp(o->death, "exit3"))
+        usage_error("--death must be kill, term, segv, abrt or exit3");
 }
 
 static bool is_victim(const struct options *o, int rank)
@@ -100,6 +109,20 @@ static bool is_victim(const struct options *o, int rank)
     for (int i = 0; i < o->victim_count; i++)
         if (o->victims[i] == rank) return true;
     return false;
+}
+
+static void die(const char *how)
+{
+    if (!strcmp(how, "term")) raise(SIGTERM);
+    else if (!strcmp(how, "segv")) {
+        /* volatile both: the compiler must neither drop the write nor see the NULL */
+        volatile int *volatile nowhere = NULL;
+        *nowhere = 1;
+    } else if (!strcmp(how, "abrt")) {
+        abort();
+    }
+    if (!strcmp(how, "exit3")) exit(3);
+    raise(SIGKILL);
 }
 
 static void inject(const struct options *o)
@@ -113,7 +136,8 @@ static void inject(const struct options *o)
     }
     fflush(stdout);
     bool hang = !strcmp(o->kind, "hang") || (!strcmp(o->kind, "mixed") && world_rank != o->victims[0]);
-    raise(hang ? SIGSTOP : SIGKILL);
+    if (hang) raise(SIGSTOP);
+    else die(o->death);
     /* a hung victim that is resumed must not rejoin the computation */
     pause();
 }
