@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -129,6 +130,19 @@ def run_mpi(cmd, deadline_s, **options):
     (options: expect_records, grace_s, stop_when, on_overrun, env)."""
     with MpiLock():
         return launch.run(cmd, deadline_s, cwd=RUN_DIR, **options)
+
+
+def source_commit():
+    """The commit the benchmarks ran from, '+' when the tree differed from it
+    (results aside), or None outside a git checkout."""
+    def git(*args):
+        run = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return run.stdout.strip() if run.returncode == 0 else None
+    commit = git("rev-parse", "--short=12", "HEAD")
+    if commit is None:
+        return None
+    changed = git("status", "--porcelain", "--", ".", ":!benchmarks/results*", ":!benchmarks/RESULTS*.md")
+    return commit + ("+" if changed else "")
 
 
 class JsonLines:

@@ -62,7 +62,7 @@ def measured_on(name):
 def provenance_table(info):
     """Where each table's numbers come from: the days its records were
     written, the commit its stage ran from ('+': with uncommitted changes;
-    not recorded before run_all.py kept it), and how long the stage took
+    not recorded before run_all.py kept it; commits_of), and how long the stage took
     (stages run by their own script, not by run_all.py, have no entry)."""
     ran = {s["name"]: s for s in info.get("stages", [])}
     rows = []
@@ -75,8 +75,22 @@ def provenance_table(info):
         took = "–" if not stage else f"{stage['seconds']:.0f} s" + (
             "" if stage["exit_status"] == 0 else f", exit {stage['exit_status']}")
         rows.append([name, f"{results}.jsonl ({len(records)} records)", when,
-                     stage.get("commit") or "not recorded", stage_repetitions(records), took])
+                     commits_of(records, stage), stage_repetitions(records), took])
     return table(["stage", "results", "measured", "commit", "repetitions", "took (run_all.py)"], rows)
+
+
+def commits_of(records, stage):
+    """The commit a stage ran from; where its records name their own (a
+    partial re-run kept the others), each of those, with how many records."""
+    named = [r["commit"] for r in records if r.get("commit")]
+    if not named:
+        return stage.get("commit") or "not recorded"
+    counts = {c: named.count(c) for c in dict.fromkeys(named)}
+    unnamed = len(records) - len(named)
+    parts = [f"{c} ({k} records)" for c, k in counts.items()]
+    if unnamed:
+        parts.append(f"not recorded ({unnamed} records)")
+    return ", ".join(parts) if len(parts) > 1 else parts[0].split(" (")[0]
 
 
 def stage_repetitions(records):

@@ -94,19 +94,6 @@ def stages(quick):
     return [s for s in all_stages if s[0] not in TRANSPORT_INDEPENDENT]
 
 
-def source_commit():
-    """The commit the benchmarks ran from, '+' when the tree differed from it
-    (results aside), or None outside a git checkout."""
-    def git(*args):
-        run = subprocess.run(["git", "-C", str(common.ROOT), *args], capture_output=True, text=True)
-        return run.stdout.strip() if run.returncode == 0 else None
-    commit = git("rev-parse", "--short=12", "HEAD")
-    if commit is None:
-        return None
-    changed = git("status", "--porcelain", "--", ".", ":!benchmarks/results*", ":!benchmarks/RESULTS*.md")
-    return commit + ("+" if changed else "")
-
-
 def merge_previous(info):
     """--only re-runs some stages: the others keep their entry from the last
     full run, and the totals add up, so the report still describes every table."""
@@ -150,7 +137,7 @@ def main(argv):
         began = time.monotonic()
         code = subprocess.run(cmd + shlex.split(options.stage_args)).returncode
         info["stages"].append({"name": name, "exit_status": code, "arguments": options.stage_args or None,
-                               "seconds": round(time.monotonic() - began, 1), "commit": source_commit(),
+                               "seconds": round(time.monotonic() - began, 1), "commit": common.source_commit(),
                                "finished": datetime.datetime.now(datetime.timezone.utc)
                                                             .isoformat(timespec="seconds")})
         status = status or code

@@ -23,7 +23,8 @@ def parse(argv):
     p.add_argument("--quick", action="store_true", help="fewer sizes, eta and repetitions")
     p.add_argument("--reps", type=int, default=None)
     p.add_argument("--eta", type=float, action="append", default=None,
-                   help="only these η (seconds; repeatable): a partial re-run")
+                   help="only these η (seconds; repeatable): a partial re-run, which keeps "
+                        "the other η's records as they were")
     return p.parse_args(argv)
 
 
@@ -73,7 +74,7 @@ def summarize(run, victims, n, not_detected_s):
     }
 
 
-def run_cell(sink, config, eta, kind, n, f, placement, rep, deadline_s, startup_s):
+def run_cell(sink, commit, config, eta, kind, n, f, placement, rep, deadline_s, startup_s):
     victims = victims_of(n, f, placement)
     variant, mca = common.config_mca(config, eta, 5 * eta)
     exe = common.compile_for(common.ULFM_AGREE, variant)
@@ -84,7 +85,7 @@ def run_cell(sink, config, eta, kind, n, f, placement, rep, deadline_s, startup_
     # the bound covers start-up of n ranks on few cores plus the program's own deadline
     run = common.run_mpi(cmd, deadline_s + startup_s + n, expect_records=n - f)
     Path(inject).unlink(missing_ok=True)
-    record = {"benchmark": "agree", "config": config, "kind": kind, "n": n, "f": f,
+    record = {"benchmark": "agree", "commit": commit, "config": config, "kind": kind, "n": n, "f": f,
               "placement": placement, "victims": victims, "eta_s": eta, "delta_s": 5 * eta,
               "rep": rep, "deadline_s": deadline_s, "mca": mca, "outcome": run.outcome,
               "returncode": run.returncode, "wall_s": run.wall_s,
@@ -110,7 +111,13 @@ def main(argv):
     # is never found: such a run lasts the whole bound, ten timeouts (at least
     # 2 s), far beyond any detection either detector makes (at most 6 δ here)
     startup_s = 8 if options.quick else 20
+    # each record says which commit measured it: a partial re-run keeps
+    # records of another commit beside its own
+    commit = common.source_commit()
+    kept = [r for r in common.read_jsonl("agree") if r.get("eta_s") not in options.eta] if options.eta else []
     sink = common.JsonLines("agree")
+    for record in kept:
+        sink.carry(record)
     todo = list(cells(options.quick, options.eta))
     done = 0
     # the lock is held for all cells of one (eta, kind, n): few enough hand-overs
@@ -122,7 +129,7 @@ def main(argv):
                 for cell in chosen:
                     for config in common.CONFIGS:
                         deadline_s = max(2, math.ceil(10 * 5 * cell[0]))
-                        r = run_cell(sink, config, *cell, rep, deadline_s, startup_s)
+                        r = run_cell(sink, commit, config, *cell, rep, deadline_s, startup_s)
                         done += 1
                         show(r, done, len(todo) * reps * len(common.CONFIGS), deadline_s)
     return 0
