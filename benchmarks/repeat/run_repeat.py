@@ -5,7 +5,8 @@ A failure that shows once in twenty runs is a failure, but CI runs each test
 once. This stage runs the tests of the failure paths that once failed rarely
 (a rank stranded in MPI_Finalize, survivors stopping themselves as failures
 come one at a time, a blocking send on a revoked communicator, a starved
-rank kept alive by its witness, the exit status, a peer dying in the middle
+rank kept alive by its witness, the exit status and how a victim died,
+the respawn idiom and failures crossing between spawned jobs, a peer dying in the middle
 of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
 loaded host, a healthy rank called failed as the others exit after a crash
 across nodes, a rank that came up without btl/ofi over libfabric's shm)
@@ -24,7 +25,7 @@ from benchmarks import common
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
-                   r"ofi_shm_hang_np4)$"
+                   r"ofi_shm_hang_np4|respawn_.*|spawn_failure_np4|victim_death_np4)$"
                    r"|^netns\.crash_notice_2nodes$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"

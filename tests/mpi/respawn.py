@@ -1,0 +1,60 @@
+"""The respawn idiom, end to end: shrink, spawn replacements, merge, split back.
+
+  respawn.py [--np 4] [--victims 1] [--kind crash|hang] [--transport sm|tcp|...] [--mca key=value ...]
+
+Runs ulfm_respawn.c under mpirun --with-ft ulfm: the victims crash or hang,
+the survivors shrink, spawn one replacement per failed process, merge,
+split back to the original rank order and check 20 allreduces on the
+restored communicator. Checks that mpirun exits 0 within its bound, that
+every rank of the original size reports exactly once, the victims' ranks
+as replacements, and that every process agrees on which ranks were
+replaced and got every sum right. A spawn after a failure must never hang
+(the deadline inside the program, mpirun's bound outside).
+"""
+import argparse
+import sys
+from mpijobs import checks, launch, mpicmd
+
+
+def check(args, victims, run):
+    if run.timed_out:
+        return [f"mpirun overran its bound of {args.deadline_s + 30} s"]
+    problems = [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
+    if run.returncode != 0:
+        problems.append(f"mpirun exit status {run.returncode}")
+    reports = [r for r in run.records if "replaced" in r]
+    ranks = sorted(r["rank"] for r in reports)
+    if ranks != list(range(args.np)):
+        problems.append(f"the restored communicator reported ranks {ranks}, expected 0..{args.np - 1}")
+    for r in reports:
+        if r["replacement"] != (r["rank"] in victims):
+            problems.append(f"rank {r['rank']}: replacement {r['replacement']}")
+        if sorted(r["replaced"]) != victims or not r["result_ok"]:
+            problems.append(f"rank {r['rank']}: replaced {r['replaced']}, result_ok {r['result_ok']}")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--victims", default="1")
+    p.add_argument("--kind", choices=("crash", "hang"), default="crash")
+    p.add_argument("--transport", type=mpicmd.transport_arg, default=None)
+    p.add_argument("--deadline-s", type=int, default=30)
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args()
+    victims = sorted(int(v) for v in args.victims.split(","))
+    exe = mpicmd.compile_test("tests/mpi/ulfm_respawn.c")
+    mca = dict(kv.split("=", 1) for kv in args.mca)
+    if args.transport:
+        mca = {**mpicmd.transport_mca(args.transport), **mca}
+    program = [exe, "--victims", args.victims, "--kind", args.kind, "--deadline-s", args.deadline_s]
+    run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=args.deadline_s + 30)
+    for r in run.records:
+        if r.get("recovery_ms"):
+            print(f"  rank {r['rank']} recovered in {r['recovery_ms']:.0f} ms")
+    return checks.verdict(f"respawn ({args.kind})", run, check(args, victims, run))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

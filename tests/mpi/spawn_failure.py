@@ -1,0 +1,70 @@
+"""A failure reaches the other jobs it is connected with.
+
+  spawn_failure.py [--np 4] [--children 2] [--cases parent-crash,...] [--mca key=value ...]
+
+Runs ulfm_spawn.c: the --np processes of mpirun's job spawn --children
+more and merge the intercommunicator; then one process crashes (SIGKILL)
+or hangs (SIGSTOP), a parent (merged rank 2) or a child (the last merged
+rank), while the others loop on a barrier of the merged communicator. For
+each case, every survivor, in both jobs, must see its barrier fail, agree
+that exactly the victim failed and shrink to the others; mpirun must exit 0
+within its bound. A parent's hang is found by the parents' detector, a
+child's by the children's (so --children must be at least 2 for a child's
+hang); the runtime's word that the victim ended crosses to the other job
+(patches 0044, 0045).
+"""
+import argparse
+import sys
+from mpijobs import checks, launch, mpicmd
+
+CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang")
+
+
+def check_case(args, case, victim, run):
+    if run.timed_out:
+        return [f"{case}: mpirun overran its bound of {args.deadline_s + 30} s"]
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"{case}: mpirun exit status {run.returncode}")
+    size = args.np + args.children
+    errors = [r for r in run.records if "error" in r]
+    survivors = [r for r in run.records if "shrunk_size" in r]
+    problems += [f"{case}: rank {r['rank']}: {r['error']}" for r in errors]
+    if len(survivors) != size - 1:
+        problems.append(f"{case}: {len(survivors)} of {size - 1} survivors reported")
+    for r in survivors:
+        if r["failed"] != [victim] or r["shrink_rc"] != 0 or r["shrunk_size"] != size - 1:
+            problems.append(f"{case}: {r['side']} {r['rank']} acknowledged {r['failed']}, "
+                            f"shrink rc {r['shrink_rc']} to {r['shrunk_size']} (victim {victim})")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--children", type=int, default=2)
+    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args()
+    cases = args.cases.split(",")
+    if set(cases) - set(CASES):
+        p.error(f"unknown --cases {sorted(set(cases) - set(CASES))}; known: {', '.join(CASES)}")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_spawn.c")
+    mca = dict(kv.split("=", 1) for kv in args.mca)
+    results = []
+    for case in cases:
+        side, kind = case.split("-")
+        victim = 2 if side == "parent" else args.np + args.children - 1
+        program = [exe, "--children", args.children, "--victim", victim, "--kind", kind,
+                   "--deadline-s", args.deadline_s]
+        run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=args.deadline_s + 30)
+        for r in run.records:
+            if "failed_ms" in r:
+                print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
+        results.append((case, run, check_case(args, case, victim, run)))
+    return checks.verdict_of_cases("spawn failure", results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

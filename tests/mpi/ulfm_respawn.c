@@ -1,0 +1,178 @@
+/*
+ * The respawn idiom of ULFM programs that keep their process count: a
+ * victim crashes (SIGKILL) or hangs (SIGSTOP); the survivors see an
+ * allreduce fail, acknowledge, shrink, spawn one replacement per failed
+ * process, merge, and split back to the original rank order; then everyone
+ * checks an allreduce of the ranks on the restored communicator and goes on
+ * with --rounds more of them. The replacements learn which ranks they take
+ * from the shrunk communicator's rank 0.
+ *
+ * Each process of the restored communicator prints one JSON line: its rank,
+ * whether it is a replacement, the ranks that were replaced, whether every
+ * allreduce gave the right sum, and how long the recovery took.
+ *
+ *   ulfm_respawn --victims 1[,2...] --kind crash|hang [--rounds 20] [--deadline-s 30]
+ */
+#include <mpi.h>
+#include <mpi-ext.h>
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ulfm_common.h"
+
+#define MAX_VICTIMS 16
+#define INJECT_AFTER_NS 300000000LL
+
+struct options {
+    int victims[MAX_VICTIMS];
+    int victim_count;
+    const char *kind;
+    int rounds;
+    int deadline_s;
+};
+
+static void parse(int argc, char **argv, struct options *o)
+{
+    *o = (struct options){.kind = "crash", .rounds = 20, .deadline_s = 30};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *value = argv[i + 1];
+        if (!strcmp(argv[i], "--victims")) {
+            char *copy = strdup(value), *save = NULL;
+            for (char *t = strtok_r(copy, ",", &save); t && o->victim_count < MAX_VICTIMS;
+                 t = strtok_r(NULL, ",", &save))
+                o->victims[o->victim_count++] = atoi(t);
+            free(copy);
+        } else if (!strcmp(argv[i], "--kind")) o->kind = value;
+        else if (!strcmp(argv[i], "--rounds")) o->rounds = atoi(value);
+        else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
+    }
+    if (o->victim_count == 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))) {
+        fprintf(stderr, "usage: ulfm_respawn --victims R[,R...] --kind crash|hang [--rounds N]\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+}
+
+/* Sum of the ranks of comm by allreduce; true when it is right. */
+static bool ranks_add_up(MPI_Comm comm)
+{
+    int rank, size, sum = -1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+    return rc == MPI_SUCCESS && sum == size * (size - 1) / 2;
+}
+
+/* The survivors' side: shrink, spawn replacements for the failed ranks of
+ * world, and return the restored communicator in the original rank order. */
+static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replaced_count)
+{
+    MPI_Comm shrunk, inter, merged, restored;
+    MPI_Group world_group, shrunk_group, gone;
+    int world_rank, count;
+    MPI_Comm_rank(world, &world_rank);
+    MPIX_Comm_failure_ack(world);
+    MPIX_Comm_shrink(world, &shrunk);
+    /* the shrink agreed on who is gone: every survivor replaces the same */
+    MPI_Comm_group(world, &world_group);
+    MPI_Comm_group(shrunk, &shrunk_group);
+    MPI_Group_difference(world_group, shrunk_group, &gone);
+    MPI_Group_size(gone, &count);
+    for (int i = 0; i < count && i < MAX_VICTIMS; i++)
+        MPI_Group_translate_ranks(gone, 1, &i, world_group, &replaced[i]);
+    *replaced_count = count;
+    MPI_Group_free(&gone);
+    MPI_Group_free(&shrunk_group);
+    MPI_Group_free(&world_group);
+
+    MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
+    MPI_Comm_spawn(argv[0], argv + 1, count, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE);
+    int shrunk_rank;
+    MPI_Comm_rank(shrunk, &shrunk_rank);
+    if (shrunk_rank == 0) {
+        MPI_Send(&count, 1, MPI_INT, 0, 0, inter);
+        for (int i = 0; i < count; i++) MPI_Send(&replaced[i], 1, MPI_INT, i, 1, inter);
+    }
+    MPI_Intercomm_merge(inter, 0, &merged);
+    MPI_Comm_split(merged, 0, world_rank, &restored);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&shrunk);
+    return restored;
+}
+
+/* The replacements' side: learn which rank to take, merge and split. */
+static MPI_Comm join(MPI_Comm parent, int *replaced, int *replaced_count, int *my_rank)
+{
+    MPI_Comm merged, restored;
+    int self;
+    MPI_Comm_rank(MPI_COMM_WORLD, &self);
+    if (self == 0) MPI_Recv(replaced_count, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+    MPI_Bcast(replaced_count, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Recv(my_rank, 1, MPI_INT, 0, 1, parent, MPI_STATUS_IGNORE);
+    MPI_Allgather(my_rank, 1, MPI_INT, replaced, 1, MPI_INT, MPI_COMM_WORLD);
+    MPI_Intercomm_merge(parent, 1, &merged);
+    MPI_Comm_split(merged, 0, *my_rank, &restored);
+    MPI_Comm_free(&merged);
+    return restored;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    MPI_Comm parent, restored;
+    int replaced[MAX_VICTIMS], replaced_count = 0, rank;
+    bool ok = true;
+    MPI_Init(&argc, &argv);
+    parse(argc, argv, &o);
+    MPI_Comm_get_parent(&parent);
+    bool replacement = parent != MPI_COMM_NULL;
+    long long start = now_ns(), recovered_ns = 0;
+
+    if (replacement) {
+        set_deadline(-1, o.deadline_s, "replacement not joined within the deadline");
+        MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+        restored = join(parent, replaced, &replaced_count, &rank);
+    } else {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        set_deadline(rank, o.deadline_s, "not recovered within the deadline");
+        bool victim = false;
+        for (int i = 0; i < o.victim_count; i++) victim |= o.victims[i] == rank;
+        int rc = MPI_SUCCESS;
+        while (rc == MPI_SUCCESS) {
+            if (victim && now_ns() - start >= INJECT_AFTER_NS) {
+                fflush(stdout);
+                raise(strcmp(o.kind, "hang") ? SIGKILL : SIGSTOP);
+                pause();
+            }
+            int one = 1, sum = 0;
+            rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        }
+        long long failed_at = now_ns();
+        restored = respawn(MPI_COMM_WORLD, argv, replaced, &replaced_count);
+        recovered_ns = now_ns() - failed_at;
+    }
+    MPI_Comm_set_errhandler(restored, MPI_ERRORS_RETURN);
+    int restored_rank;
+    MPI_Comm_rank(restored, &restored_rank);
+    ok = restored_rank == rank;
+    for (int round = 0; round <= o.rounds; round++) ok &= ranks_add_up(restored);
+
+    char list[128];
+    size_t used = (size_t)snprintf(list, sizeof list, "[");
+    for (int i = 0; i < replaced_count && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", i ? "," : "", replaced[i]);
+    if (used < sizeof list) snprintf(list + used, sizeof list - used, "]");
+    printf("{\"rank\":%d,\"replacement\":%s,\"replaced\":%s,\"result_ok\":%s,\"recovery_ms\":%.1f}\n",
+           rank, replacement ? "true" : "false", list, ok ? "true" : "false", recovered_ns / 1e6);
+    fflush(stdout);
+    alarm(0);
+    MPI_Comm_free(&restored);
+    MPI_Finalize();
+    return 0;
+}
