@@ -1,7 +1,7 @@
 /*
- * Helpers shared by the ULFM test programs (ulfm_agree.c, ulfm_phases.c):
- * one clock for every process of the machine, and the failed group of
- * MPI_COMM_WORLD as a JSON list of world ranks. Header-only, so each program
+ * Helpers shared by the ULFM test programs (ulfm_agree.c and the others):
+ * one clock for every process of the machine, a group as a JSON list of
+ * ranks, a bound on the whole program. Header-only, so each program
  * stays a single file that mpicc compiles as a user would.
  */
 #ifndef ULFM_COMMON_H
@@ -24,23 +24,30 @@ static inline long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The processes of group as "[r1,r2,...]" in ranks of comm. */
+static inline void format_ranks(MPI_Group group, MPI_Comm comm, char *out, size_t size)
+{
+    MPI_Group all;
+    int count = 0;
+    MPI_Group_size(group, &count);
+    MPI_Comm_group(comm, &all);
+    size_t used = (size_t)snprintf(out, size, "[");
+    for (int i = 0; i < count && used < size; i++) {
+        int rank;
+        MPI_Group_translate_ranks(group, 1, &i, all, &rank);
+        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", rank);
+    }
+    if (used < size) snprintf(out + used, size - used, "]");
+    MPI_Group_free(&all);
+}
+
 /* The failed group of MPI_COMM_WORLD as "[r1,r2,...]" in world ranks. */
 static inline void format_failed_group(char *out, size_t size)
 {
-    MPI_Group failed, world;
-    int count = 0;
+    MPI_Group failed;
     MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);
-    MPI_Group_size(failed, &count);
-    MPI_Comm_group(MPI_COMM_WORLD, &world);
-    size_t used = (size_t)snprintf(out, size, "[");
-    for (int i = 0; i < count && used < size; i++) {
-        int world_of_i;
-        MPI_Group_translate_ranks(failed, 1, &i, world, &world_of_i);
-        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", world_of_i);
-    }
-    if (used < size) snprintf(out + used, size - used, "]");
+    format_ranks(failed, MPI_COMM_WORLD, out, size);
     MPI_Group_free(&failed);
-    MPI_Group_free(&world);
 }
 
 /* A bound on the whole program: past it, print {"rank":R,"error":WHAT} and

@@ -47,25 +47,6 @@ static void parse(int argc, char **argv, struct options *o)
     }
 }
 
-/* The acknowledged failed processes of comm as "[r1,...]" in its ranks. */
-static void format_acked(MPI_Comm comm, char *out, size_t size)
-{
-    MPI_Group failed, all;
-    int count = 0;
-    MPIX_Comm_failure_get_acked(comm, &failed);
-    MPI_Group_size(failed, &count);
-    MPI_Comm_group(comm, &all);
-    size_t used = (size_t)snprintf(out, size, "[");
-    for (int i = 0; i < count && used < size; i++) {
-        int rank;
-        MPI_Group_translate_ranks(failed, 1, &i, all, &rank);
-        used += (size_t)snprintf(out + used, size - used, "%s%d", i ? "," : "", rank);
-    }
-    if (used < size) snprintf(out + used, size - used, "]");
-    MPI_Group_free(&failed);
-    MPI_Group_free(&all);
-}
-
 int main(int argc, char **argv)
 {
     struct options o;
@@ -102,7 +83,10 @@ int main(int argc, char **argv)
     MPI_Comm shrunk;
     MPIX_Comm_failure_ack(merged);
     char acked[256];
-    format_acked(merged, acked, sizeof acked);
+    MPI_Group acked_group;
+    MPIX_Comm_failure_get_acked(merged, &acked_group);
+    format_ranks(acked_group, merged, acked, sizeof acked);
+    MPI_Group_free(&acked_group);
     int shrink_rc = MPIX_Comm_shrink(merged, &shrunk);
     int shrunk_size = -1;
     if (shrink_rc == MPI_SUCCESS) MPI_Comm_size(shrunk, &shrunk_size);
