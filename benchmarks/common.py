@@ -147,16 +147,19 @@ def source_commit():
 
 class JsonLines:
     """One results file per benchmark, rewritten by each run of it, so the
-    report only ever shows numbers from the same run."""
+    report only ever shows numbers from the same run. Each line says when
+    and from which commit it was measured (taken once, at the start: a
+    commit made while the stage runs is not the one it measured)."""
 
     def __init__(self, name):
         RESULTS.mkdir(parents=True, exist_ok=True)
         self.path = RESULTS / f"{name}.jsonl"
+        self.commit = source_commit()
         self.handle = open(self.path, "w")
 
     def write(self, record):
         record = {"when": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  **record}
+                  "commit": self.commit, **record}
         self.handle.write(json.dumps(record) + "\n")
         self.handle.flush()
 

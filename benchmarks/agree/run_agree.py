@@ -74,7 +74,7 @@ def summarize(run, victims, n, not_detected_s):
     }
 
 
-def run_cell(sink, commit, config, eta, kind, n, f, placement, rep, deadline_s, startup_s):
+def run_cell(sink, config, eta, kind, n, f, placement, rep, deadline_s, startup_s):
     victims = victims_of(n, f, placement)
     variant, mca = common.config_mca(config, eta, 5 * eta)
     exe = common.compile_for(common.ULFM_AGREE, variant)
@@ -85,7 +85,7 @@ def run_cell(sink, commit, config, eta, kind, n, f, placement, rep, deadline_s, 
     # the bound covers start-up of n ranks on few cores plus the program's own deadline
     run = common.run_mpi(cmd, deadline_s + startup_s + n, expect_records=n - f)
     Path(inject).unlink(missing_ok=True)
-    record = {"benchmark": "agree", "commit": commit, "config": config, "kind": kind, "n": n, "f": f,
+    record = {"benchmark": "agree", "config": config, "kind": kind, "n": n, "f": f,
               "placement": placement, "victims": victims, "eta_s": eta, "delta_s": 5 * eta,
               "rep": rep, "deadline_s": deadline_s, "mca": mca, "outcome": run.outcome,
               "returncode": run.returncode, "wall_s": run.wall_s,
@@ -111,9 +111,7 @@ def main(argv):
     # is never found: such a run lasts the whole bound, ten timeouts (at least
     # 2 s), far beyond any detection either detector makes (at most 6 δ here)
     startup_s = 8 if options.quick else 20
-    # each record says which commit measured it: a partial re-run keeps
-    # records of another commit beside its own
-    commit = common.source_commit()
+    # a partial re-run keeps the other η's records, each with its commit
     kept = [r for r in common.read_jsonl("agree") if r.get("eta_s") not in options.eta] if options.eta else []
     sink = common.JsonLines("agree")
     for record in kept:
@@ -129,7 +127,7 @@ def main(argv):
                 for cell in chosen:
                     for config in common.CONFIGS:
                         deadline_s = max(2, math.ceil(10 * 5 * cell[0]))
-                        r = run_cell(sink, commit, config, *cell, rep, deadline_s, startup_s)
+                        r = run_cell(sink, config, *cell, rep, deadline_s, startup_s)
                         done += 1
                         show(r, done, len(todo) * reps * len(common.CONFIGS), deadline_s)
     return 0
