@@ -90,7 +90,9 @@ def commits_of(records, stage):
     parts = [f"{c} ({k} records)" for c, k in counts.items()]
     if unnamed:
         parts.append(f"not recorded ({unnamed} records)")
-    return ", ".join(parts) if len(parts) > 1 else parts[0].split(" (")[0]
+    if len(parts) == 1:
+        return named[0]
+    return ", ".join(parts)
 
 
 def stage_repetitions(records):

@@ -13,12 +13,13 @@ def save_records(name, records, **extra):
             out.write(json.dumps({"scenario": name, **extra, **r}) + "\n")
 
 
-def exit_problems(run, bound_s):
-    """What is wrong with how mpirun ended: overran its bound, or a non-zero status."""
+def exit_problems(run, bound_s, status=0):
+    """What is wrong with how mpirun ended: overran its bound, or an exit
+    status other than `status`."""
     if run.timed_out:
         return [f"mpirun overran its bound of {bound_s} s"]
-    if run.returncode != 0:
-        return [f"mpirun exit status {run.returncode}"]
+    if run.returncode != status:
+        return [f"mpirun exit status {run.returncode}" + (f", expected {status}" if status else "")]
     return []
 
 

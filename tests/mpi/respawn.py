@@ -17,11 +17,10 @@ from mpijobs import checks, launch, mpicmd
 
 
 def check(args, victims, run):
+    problems = checks.exit_problems(run, args.deadline_s + 30)
     if run.timed_out:
-        return [f"mpirun overran its bound of {args.deadline_s + 30} s"]
-    problems = [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
-    if run.returncode != 0:
-        problems.append(f"mpirun exit status {run.returncode}")
+        return problems
+    problems += [f"rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
     reports = [r for r in run.records if "replaced" in r]
     ranks = sorted(r["rank"] for r in reports)
     if ranks != list(range(args.np)):

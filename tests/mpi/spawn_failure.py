@@ -21,11 +21,9 @@ CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang")
 
 
 def check_case(args, case, victim, run):
+    problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
     if run.timed_out:
-        return [f"{case}: mpirun overran its bound of {args.deadline_s + 30} s"]
-    problems = []
-    if run.returncode != 0:
-        problems.append(f"{case}: mpirun exit status {run.returncode}")
+        return problems
     size = args.np + args.children
     errors = [r for r in run.records if "error" in r]
     survivors = [r for r in run.records if "shrunk_size" in r]

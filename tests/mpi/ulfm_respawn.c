@@ -82,7 +82,11 @@ static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replace
     MPI_Comm_group(shrunk, &shrunk_group);
     MPI_Group_difference(world_group, shrunk_group, &gone);
     MPI_Group_size(gone, &count);
-    for (int i = 0; i < count && i < MAX_VICTIMS; i++)
+    if (count > MAX_VICTIMS) {
+        fprintf(stderr, "ulfm_respawn: %d processes failed, more than the %d it replaces\n", count, MAX_VICTIMS);
+        MPI_Abort(shrunk, 2);
+    }
+    for (int i = 0; i < count; i++)
         MPI_Group_translate_ranks(gone, 1, &i, world_group, &replaced[i]);
     *replaced_count = count;
     MPI_Group_free(&gone);

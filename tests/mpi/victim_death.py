@@ -33,11 +33,9 @@ EXPECTED = {
 
 def check_death(args, death, run, cwd):
     reason, status = EXPECTED[death]
+    problems = [f"{death}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30, status)]
     if run.timed_out:
-        return [f"{death}: mpirun overran its bound of {args.deadline_s + 30} s"]
-    problems = []
-    if run.returncode != status:
-        problems.append(f"{death}: mpirun exit status {run.returncode}, expected {status}")
+        return problems
     survivors = [r for r in run.records if "agreed_ms" in r]
     if len(survivors) != args.np - 1:
         problems.append(f"{death}: {len(survivors)} of {args.np - 1} survivors reported")
