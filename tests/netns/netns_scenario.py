@@ -146,7 +146,9 @@ class Injector(threading.Thread):
         (Survivors told to linger are given that much longer.)
         Where each of their threads waits is then kept for the report: a
         survivor stayed silent for 4 s and was declared failed, about 1 run in
-        50, until these stacks showed a deadlock in btl/tcp (patch 0039)."""
+        50, until these stacks showed a deadlock in btl/tcp (patch 0039).
+        gdb stops each survivor it reads (state t), and their detectors then
+        declare it hung: failures reported after a snapshot are its doing."""
         mca = dict(kv.split("=", 1) for kv in self.args.mca)
         delta_s = float(mca.get("mpi_ft_detector_timeout", 1.0))
         # gdb stops the process it reads (ptrace): never while it should run
