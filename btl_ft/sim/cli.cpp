@@ -200,6 +200,19 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              return {};
          }},
         {"--fault", set_fault},
+        {"--join", [](cli_options& o, std::string_view v) -> std::string {
+             const auto count = parse_integer<rank_t>(v);
+             if (!count || *count == 0) return "--join: '" + std::string(v) + "' is not a positive count";
+             o.base.joiners = *count;
+             return {};
+         }},
+        {"--join-at", duration_flag("--join-at", [](cli_options& o, time_ns v) { o.base.join_at_ns = v; }, false)},
+        {"--join-victims", [](cli_options& o, std::string_view v) -> std::string {
+             if (v == "any") o.base.victims_joined = false;
+             else if (v == "joined") o.base.victims_joined = true;
+             else return "--join-victims: '" + std::string(v) + "' is not one of any, joined";
+             return {};
+         }},
         {"--probe-width", set_probe_width},
         {"--quorum", switch_flag("--quorum", &sim_config::quorum)},
         {"--witness", switch_flag("--witness", &sim_config::witness)},

@@ -10,6 +10,36 @@ namespace btl_ft::sim {
 
 namespace {
 
+// A join (world_join.cpp): failures strike once every process watches on
+// the union's ring, so that the seeds' bounds apply to them.
+std::string check_join(const sim_config& out) {
+    if (out.joiners == 0) {
+        return out.victims_joined ? "--join-victims joined: no --join" : std::string{};
+    }
+    if (out.joiners >= out.nodes) {
+        return "--join: " + std::to_string(out.joiners) + " joined processes leave no first job among " +
+               std::to_string(out.nodes);
+    }
+    if (out.fault != fault_kind::crash && out.fault != fault_kind::hang) {
+        return "--join: with --fault crash or hang only";
+    }
+    if (out.resume_after_ns >= 0) {
+        return "--join: a hang that resumes is not simulated across a join (no --resume-after)";
+    }
+    if (out.join_at_ns >= 0 && out.join_at_ns < out.period_ns) {
+        return "--join-at: before every process of the first job started (at least one eta)";
+    }
+    if (out.warmup_ns >= 0 && out.warmup_ns < out.joined_by()) {
+        return "--warmup: failures must strike after the join settled, at least " +
+               std::to_string(out.joined_by()) + " ns";
+    }
+    if (out.victims_joined && (out.law != failure_law::forced || out.failures > out.joiners)) {
+        return "--join-victims joined: forced failures, at most the " + std::to_string(out.joiners) +
+               " joined processes";
+    }
+    return {};
+}
+
 // Values that only make sense together with the fault and the job's size.
 std::string check_fault(const sim_config& out, const std::string& failures) {
     if (out.per_node > out.nodes) {
@@ -29,6 +59,9 @@ std::string check_fault(const sim_config& out, const std::string& failures) {
     if (out.resume_after_ns >= 0 && out.resume_after_ns < 2 * out.timeout_ns) {
         return "--resume-after: " + std::to_string(out.resume_after_ns) +
                " ns is shorter than two timeouts; the hang must be declared before it ends";
+    }
+    if (std::string error = check_join(out); !error.empty()) {
+        return error;
     }
     if (out.runtime_confirms_ns >= 0 && out.runtime_confirms_ns > max_interval_ns) {
         return "--runtime-confirms-ms: too large";
@@ -167,7 +200,13 @@ Failures:
   --window D              spread forced failures uniformly over D after the first (default 0: at once)
   --mtbf D                exponential failures, lambda = alive/D (per-process MTBF, e.g. 1y);
                           the first strikes at the end of warm-up, injection stops once stable
-  --warmup D              time before the first failure (default 2 eta)
+  --warmup D              time before the first failure (default 2 eta; with --join, 4 eta +
+                          2 delta after the join, and at least 2 eta + 2 delta after it)
+  --join M                the last M processes are a second job that joins the first (a spawn,
+                          a connect/accept) at --join-at D (default eta): they start then on
+                          the detector of the union, and each process of the first job moves to
+                          it within one eta (crash and hang faults, struck after the join)
+  --join-victims W        any (default) or joined: forced failures strike the joined job only
   --settle D              simulated time kept after stabilisation (default 2 delta + eta)
   --horizon D             longest time after the first failure before a run counts as
                           not stabilised (default from the failure plan)

@@ -104,7 +104,21 @@ struct sim_config {
     time_ns settle_ns = -1;          // -1: 2 delta + eta
     time_ns horizon_ns = -1;         // -1: derived from the failure plan
     fault_config faults;
+    // A second job joins (MPI_Comm_spawn, connect/accept): the last
+    // `joiners` processes start at join_at() (each within one period) on
+    // the detector of the union, and every process of the first job moves
+    // from its own job's detector to the union's within one period of it
+    // (membership.hpp, world_join.cpp). 0: one job.
+    rank_t joiners = 0;
+    time_ns join_at_ns = -1;      // -1: one period
+    bool victims_joined = false;  // forced failures strike the joined job only
 
+    rank_t first_joined() const { return nodes - joiners; }
+    time_ns join_at() const { return join_at_ns >= 0 ? join_at_ns : period_ns; }
+    // When every process watches on the union's ring: all moved (one
+    // period) and each new link past its first deadline (two timeouts and
+    // the start skew). Failures come later, so the seeds' bounds apply.
+    time_ns joined_by() const { return join_at() + 2 * period_ns + 2 * timeout_ns; }
     rank_t node_count() const { return (nodes + per_node - 1) / per_node; }
     std::uint32_t node_of(rank_t process) const { return process / per_node; }
     // Processes a failure strikes: one, or a whole node.
@@ -122,7 +136,9 @@ struct sim_config {
     // asked a witness on another node that never answers (the emitter's
     // whole node is down or cut off).
     time_ns declaration_wait_ns() const;
-    time_ns warmup() const { return warmup_ns >= 0 ? warmup_ns : 2 * period_ns; }
+    time_ns warmup() const {
+        return warmup_ns >= 0 ? warmup_ns : joiners > 0 ? joined_by() + 2 * period_ns : 2 * period_ns;
+    }
     time_ns settle() const { return settle_ns >= 0 ? settle_ns : 2 * timeout_ns + period_ns; }
     // How long after the first failure a run may take before it is declared
     // not stabilized (a completeness violation).

@@ -18,6 +18,7 @@ enum class event_kind : std::uint8_t {
     resume,     // node: a hung process that resumes
     confirm,    // node: a crashed process the runtime now reports to other nodes
     node_watch, // node: a crashed process its node-mates now see ended
+    join,       // node: a process of the first job moves to the union's detector
 };
 
 struct event {
@@ -25,6 +26,9 @@ struct event {
     std::uint64_t payload = 0;
     rank_t node = 0;
     event_kind kind = event_kind::start;
+    // heartbeat, message: the sender's membership (world_join.cpp); a
+    // receiver of another epoch never sees it
+    std::uint8_t epoch = 0;
 };
 static_assert(sizeof(event) == 24, "events must stay small: millions are pending at 2^20 processes");
 
@@ -39,6 +43,9 @@ inline bool earlier(const event& a, const event& b) {
     }
     if (a.kind != b.kind) {
         return a.kind < b.kind;
+    }
+    if (a.epoch != b.epoch) {
+        return a.epoch < b.epoch;
     }
     return a.payload < b.payload;
 }

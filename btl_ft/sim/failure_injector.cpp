@@ -33,7 +33,10 @@ void failure_injector::plan_forced(const ring& ring) {
     }
     std::sort(forced_at_.begin(), forced_at_.end());
 
-    auto first = static_cast<rank_t>(rng_.below(config_.nodes));
+    // Victims among every process, or among the joined job's only.
+    const rank_t lowest = config_.victims_joined ? config_.first_joined() : 0;
+    const auto draw = [&] { return lowest + static_cast<rank_t>(rng_.below(config_.nodes - lowest)); };
+    const rank_t first = draw();
     forced_victims_.push_back(first);
     if (config_.where == placement::consecutive) {
         for (std::uint32_t i = 1; i < count; ++i) {
@@ -50,7 +53,7 @@ void failure_injector::plan_forced(const ring& ring) {
     }
     std::unordered_set<rank_t> chosen{first};
     while (forced_victims_.size() < count) {
-        const auto candidate = static_cast<rank_t>(rng_.below(config_.nodes));
+        const rank_t candidate = draw();
         if (chosen.insert(candidate).second) {
             forced_victims_.push_back(candidate);
         }

@@ -106,6 +106,7 @@ void summary::add(const run_result& result) {
     }
     events_ += result.events;
     peak_queue_ = std::max(peak_queue_, result.peak_queue);
+    other_epoch_dropped_ += result.other_epoch_dropped;
 }
 
 std::string summary::json() const {
@@ -134,6 +135,11 @@ std::string summary::json() const {
     out.add("propagator", name_of(config_.propagator)).add("ring_order", name_of(config_.order));
     if (config_.hierarchy != hierarchy_kind::flat) {
         out.add("hierarchy", name_of(config_.hierarchy));
+    }
+    if (config_.joiners > 0) {
+        out.add("joiners", config_.joiners).add("join_at_s", static_cast<double>(config_.join_at()) * s_per_ns);
+        out.add("join_victims", config_.victims_joined ? "joined" : "any");
+        out.add("other_epoch_dropped", other_epoch_dropped_);
     }
     out.add("runs", runs_);
     // Seed 002 Section 4.2: the first failure is known by all at about

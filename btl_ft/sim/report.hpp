@@ -49,6 +49,7 @@ private:
     std::vector<std::uint64_t> violating_seeds_;
     std::uint64_t events_ = 0;
     std::uint64_t peak_queue_ = 0;
+    std::uint64_t other_epoch_dropped_ = 0;  // with a join, summed over runs
 };
 
 // Runs `runs` simulations of `config` from `seed`, writes one JSON line to

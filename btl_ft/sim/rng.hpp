@@ -29,7 +29,7 @@ constexpr std::uint64_t next_run_seed(std::uint64_t seed) {
     return splitmix64(state);
 }
 
-enum class stream : std::uint64_t { phases = 1, delays = 2, failures = 3, faults = 4, ring = 5, swim = 6 };
+enum class stream : std::uint64_t { phases = 1, delays = 2, failures = 3, faults = 4, ring = 5, swim = 6, joins = 7 };
 
 // __extension__ keeps -Wpedantic quiet about the GCC/Clang 128-bit type.
 __extension__ using u128 = unsigned __int128;

@@ -1,6 +1,7 @@
 // The event loop of world.hpp and the glue between detectors, network,
 // injector and oracle.
 #include "world.hpp"
+#include "world_join.hpp"
 
 #include <algorithm>
 
@@ -9,6 +10,8 @@
 #include "rng.hpp"
 
 namespace btl_ft::sim {
+
+world::~world() = default;
 
 world::world(const sim_config& config, std::uint64_t run_seed)
     : config_(config),
@@ -43,17 +46,28 @@ std::shared_ptr<const ring> world::make_ring(std::uint64_t seed) const {
     return ring::make(config_.order, *node_of_rank_, seed);
 }
 
-world::~world() = default;
-
-void world::build_detectors() {
+// Every detector's configuration but its rank, for a job of `size`
+// processes (the first ones, with a join).
+detector_config world::base_config(std::shared_ptr<const std::vector<std::uint32_t>> nodes,
+                                   std::shared_ptr<const node_layout> layout) const {
     detector_config base = config_.detector_base();
+    base.size = static_cast<rank_t>(nodes->size());
     // libmpi hands the detector the nodes when witnesses are on. With one
     // process per node no witness can exist, and leaving them out spares
     // each suspicion a scan of every rank for a node-mate.
     if (config_.witness && config_.per_node > 1) {
-        base.node_of_rank = node_of_rank_;
+        base.node_of_rank = std::move(nodes);
     }
-    base.layout = layout_;
+    base.layout = std::move(layout);
+    return base;
+}
+
+void world::build_detectors() {
+    if (config_.joiners > 0) {
+        build_join();
+        return;
+    }
+    const detector_config base = base_config(node_of_rank_, layout_);
     for (rank_t process = 0; process < config_.nodes; ++process) {
         detector_config own = base;
         own.self = process;
@@ -65,7 +79,12 @@ run_result world::run() {
     rng phases(seed_, stream::phases);
     for (rank_t process = 0; process < config_.nodes; ++process) {
         const auto phase = static_cast<time_ns>(phases.below(static_cast<std::uint64_t>(config_.period_ns)));
-        queue_.push({.at = phase, .payload = 0, .node = process, .kind = event_kind::start});
+        const bool joins = process >= config_.first_joined();
+        queue_.push({.at = phase + (joins ? config_.join_at() : 0), .payload = 0, .node = process,
+                     .kind = event_kind::start});
+    }
+    if (join_) {
+        schedule_join(config_.join_at());
     }
     end_at_ = config_.warmup() + config_.settle();
     if (const auto first = injector_.first_at()) {
@@ -93,6 +112,9 @@ run_result world::run() {
 // the message first, then, once the state has arrived, the failed set it
 // points to. Prefetching changes no result, only when the bytes arrive.
 void world::prefetch_upcoming() {
+    if (join_) {
+        return;  // small runs, where a joiner may have no detector yet
+    }
     constexpr std::size_t state_ahead = 6;
     constexpr std::size_t sets_ahead = 2;
     const std::span<const event> next = queue_.upcoming();
@@ -121,6 +143,7 @@ void world::dispatch(const event& item) {
         case event_kind::resume: on_resume(item); break;
         case event_kind::confirm: on_runtime_confirm(item); break;
         case event_kind::node_watch: on_node_watch(item); break;
+        case event_kind::join: on_join(item); break;
     }
 }
 
@@ -130,8 +153,12 @@ void world::on_start(rank_t process) {
     }
     started_[process] = 1;
     current_ = process;
-    detectors_[process].start(now_);
-    reschedule(process, detectors_[process].tick(now_));
+    if (join_ && process >= config_.first_joined()) {
+        start_joiner(process);
+    } else {
+        active(process).start(now_);
+    }
+    reschedule(process, active(process).tick(now_));
 }
 
 void world::on_tick(const event& item) {
@@ -140,7 +167,7 @@ void world::on_tick(const event& item) {
     }
     current_ = item.node;
     deadline_[item.node] = never;
-    reschedule(item.node, detectors_[item.node].tick(now_));
+    reschedule(item.node, active(item.node).tick(now_));
 }
 
 void world::on_heartbeat(const event& item) {
@@ -150,11 +177,11 @@ void world::on_heartbeat(const event& item) {
         hold(item);
         return;
     }
-    if (!runs(item.node)) {
+    if (!runs(item.node) || other_epoch(item)) {
         return;
     }
     current_ = item.node;
-    detectors_[item.node].on_heartbeat_word(now_, item.payload);
+    active(item.node).on_heartbeat_word(now_, item.payload);
     after_input(item.node);
 }
 
@@ -163,10 +190,10 @@ void world::on_message(const event& item) {
         hold(item);  // the slot stays taken until the resume delivers it
         return;
     }
-    if (runs(item.node)) {
+    if (runs(item.node) && !other_epoch(item)) {
         current_ = item.node;
         const rank_t from = messages_.from(item.payload);
-        detectors_[item.node].on_message(now_, from, messages_.bytes(item.payload));
+        active(item.node).on_message(now_, from, messages_.bytes(item.payload));
         after_input(item.node);
     }
     messages_.release(item.payload);
@@ -197,10 +224,10 @@ void world::on_failure(const event& item) {
 // once); next_deadline() tells without running timers, which is cheaper
 // than a tick() after every one of the n heartbeats per period.
 void world::after_input(rank_t process) {
-    const time_ns deadline = detectors_[process].next_deadline();
+    const time_ns deadline = active(process).next_deadline();
     if (deadline <= now_) {
         deadline_[process] = never;
-        reschedule(process, detectors_[process].tick(now_));
+        reschedule(process, active(process).tick(now_));
         return;
     }
     reschedule(process, deadline);
@@ -249,7 +276,8 @@ bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
         return true;  // lost in the cut, as a put to an unreachable host completes locally
     }
     const time_ns arrival = network_.heartbeat_arrival(current_, observer, now_);
-    queue_.push({.at = arrival, .payload = word, .node = observer, .kind = event_kind::heartbeat});
+    queue_.push({.at = arrival, .payload = word, .node = observer, .kind = event_kind::heartbeat,
+                 .epoch = epoch_of(current_)});
     return true;
 }
 
@@ -263,7 +291,8 @@ void world::send(rank_t peer, std::span<const std::byte> bytes) {
         return;
     }
     const std::uint64_t slot = messages_.store(current_, bytes);
-    queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message});
+    queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message,
+                 .epoch = epoch_of(current_)});
 }
 
 // A witness's host: a crashed process is gone, a hung one stopped; any
@@ -288,15 +317,15 @@ void world::on_declared_dead_self(rank_t told_by, const char* reason) {
 }
 
 rank_t world::emitter_of(rank_t process) const {
-    return detectors_[process].emitter();
+    return has_detector(process) ? active(process).emitter() : no_rank;
 }
 
 rank_t world::observer_of(rank_t process) const {
-    return detectors_[process].observer();
+    return has_detector(process) ? active(process).observer() : no_rank;
 }
 
 std::span<const rank_t> world::dead_set_of(rank_t process) const {
-    return detectors_[process].dead().ranks();
+    return has_detector(process) ? active(process).dead().ranks() : std::span<const rank_t>{};
 }
 
 namespace {
@@ -365,10 +394,16 @@ run_result world::collect() {
     }
     result.bound_ratio = oracle_.max_bound_ratio();
     for (rank_t process = 0; process < config_.nodes; ++process) {
-        add_counters(result.totals, detectors_[process].stats());
-        if (oracle_.alive(process)) {
-            result.survivor_notice_messages += detectors_[process].stats().notice_messages_sent;
+        if (!has_detector(process)) {
+            continue;
         }
+        add_counters(result.totals, active(process).stats());
+        if (oracle_.alive(process)) {
+            result.survivor_notice_messages += active(process).stats().notice_messages_sent;
+        }
+    }
+    if (join_) {
+        add_join_totals(result, add_counters);
     }
     result.network = network_.stats();
     result.events = events_;

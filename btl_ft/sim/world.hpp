@@ -60,6 +60,7 @@ struct run_result {
     network_stats network;
     std::uint64_t events = 0;
     std::uint64_t peak_queue = 0;
+    std::uint64_t other_epoch_dropped = 0;  // with a join: heartbeats and messages for a membership left behind
     time_ns end_ns = 0;
 };
 
@@ -108,6 +109,23 @@ private:
     void reschedule(rank_t process, time_ns deadline);
     void after_event();
     run_result collect();
+    // world_join.cpp: a second job joins (sim_config::joiners)
+    struct join_state;
+    detector_config base_config(std::shared_ptr<const std::vector<std::uint32_t>> nodes,
+                                std::shared_ptr<const node_layout> layout) const;
+    // The detector a process runs now: its own job's or the union's.
+    detector& active(rank_t process) { return join_ ? joined_detector(process) : detectors_[process]; }
+    const detector& active(rank_t process) const { return join_ ? joined_detector(process) : detectors_[process]; }
+    detector& joined_detector(rank_t process) const;
+    bool has_detector(rank_t process) const;  // false: a joiner not started yet
+    std::uint8_t epoch_of(rank_t process) const;
+    void build_join();
+    void schedule_join(time_ns first_phase_of_joiners);
+    void start_joiner(rank_t process);
+    void start_on_union(rank_t process, std::span<const known_failure> known);
+    void add_join_totals(run_result& result, void (*add)(detector_stats&, const detector_stats&)) const;
+    void on_join(const event& item);
+    bool other_epoch(const event& item);  // counted and dropped
 
     const sim_config& config_;
     std::uint64_t seed_;
@@ -119,7 +137,8 @@ private:
     oracle oracle_;
     event_queue queue_;
     message_pool messages_;
-    std::deque<detector> detectors_;  // a deque: detectors cannot move
+    std::deque<detector> detectors_;  // a deque: detectors cannot move; empty with a join
+    std::unique_ptr<join_state> join_;
     std::vector<time_ns> deadline_;   // per process; never = no timer
     std::vector<std::uint8_t> started_;
     std::vector<mode> mode_;

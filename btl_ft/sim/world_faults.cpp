@@ -67,7 +67,7 @@ void world::cut(const std::vector<rank_t>& victims) {
         ++losing_side_;
         ++expected_stops_;
         oracle_.on_crash(process, now_);
-        const rank_t emitter = detectors_[process].emitter();
+        const rank_t emitter = active(process).emitter();
         const bool watches_across = emitter != process && side_[emitter] != losing;
         oracle_.expect_stop(process, census_bounded && watches_across ? census_stop_by : never);
     }
@@ -118,7 +118,7 @@ void world::on_resume(const event& item) {
     }
     current_ = process;
     deadline_[process] = never;
-    reschedule(process, detectors_[process].tick(now_));
+    reschedule(process, active(process).tick(now_));
     maybe_end();
 }
 
@@ -154,7 +154,7 @@ void world::on_node_watch(const event& item) {
 
 void world::tell_crashed(rank_t process, rank_t victim) {
     current_ = process;
-    detectors_[process].report_failure(now_, victim, failure_kind::crashed);
+    active(process).report_failure(now_, victim, failure_kind::crashed);
     after_input(process);
 }
 

@@ -45,8 +45,19 @@ detector::state::state(const detector_config& given, std::shared_ptr<const ring>
     BTL_FT_ASSERT(ring_order && ring_order->size() == config.size, "ring size differs from the job size");
     std::copy(config.flag_handle.begin(), config.flag_handle.end(), handle.begin());
     config.flag_handle = std::span<const std::byte>(handle.data(), given.flag_handle.size());
-    emitter = ring_order->predecessor(config.self);
+    for (const known_failure& failure : config.known_failures) {
+        BTL_FT_ASSERT(failure.rank < config.size && failure.rank != config.self, "a known failure of self or beyond the job");
+        dead.insert(failure.rank);
+        if (failure.kind == failure_kind::crashed) crashed.insert(failure.rank);
+        if (failure.kind == failure_kind::unreachable) unreachable.insert(failure.rank);
+    }
+    noticed = dead;  // their notices went out before the join
+    config.known_failures = {};
+    emitter = find_emitter();
     observer = ring_order->successor(config.self);
+    while (observer != config.self && gone(observer)) {
+        observer = ring_order->successor(observer);
+    }
 }
 
 void detector::state::check_invariants() const {

@@ -139,6 +139,13 @@ TEST(Cli, FaultValuesThatOnlyFailPerConfigurationAreRejected) {
         {{"--nodes", "64", "--fault", "crash", "--resume-after", "10s"}, "--resume-after"},
         {{"--nodes", "64", "--fault", "hang", "--resume-after", "1s", "--scenario", "lowlat"}, "--resume-after"},
         {{"--nodes", "64", "--ppn", "8", "--fault", "partition", "--mtbf", "1y"}, "--fault"},
+        {{"--nodes", "64", "--join", "64"}, "--join"},
+        {{"--nodes", "64", "--join", "8", "--fault", "node-loss", "--ppn", "8"}, "--join"},
+        {{"--nodes", "64", "--join", "8", "--fault", "hang", "--resume-after", "200s"}, "--join"},
+        {{"--nodes", "64", "--join", "8", "--warmup", "1s"}, "--warmup"},
+        {{"--nodes", "64", "--join", "8", "--join-at", "1s"}, "--join-at"},
+        {{"--nodes", "64", "--join", "2", "--join-victims", "joined", "--failures", "3"}, "--join-victims"},
+        {{"--nodes", "64", "--join-victims", "joined"}, "--join-victims"},
     };
     for (const bad_case& bad : cases) {
         const auto parsed = parse(bad.args);

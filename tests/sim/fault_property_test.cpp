@@ -14,21 +14,10 @@
 #include "config.hpp"
 #include "rng.hpp"
 #include "world.hpp"
+#include "sim_test_helpers.hpp"
 
 namespace btl_ft::sim {
 namespace {
-
-sim_config lowlat_nodes(rank_t node_count, rank_t per_node, fault_kind fault, std::uint32_t failures) {
-    sim_config config;
-    config.nodes = node_count * per_node;
-    config.per_node = per_node;
-    config.scenario_name = "lowlat";
-    config.period_ns = ns_per_s / 10;
-    config.timeout_ns = ns_per_s;
-    config.fault = fault;
-    config.failures = failures;
-    return config;
-}
 
 std::string describe(const sim_config& c, std::uint64_t seed) {
     static constexpr std::array<const char*, 4> faults{"crash", "hang", "node-loss", "partition"};
@@ -39,14 +28,6 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
            std::to_string(c.probe_width) + " resume_ns=" + std::to_string(c.resume_after_ns) +
            " confirms_ns=" + std::to_string(c.runtime_confirms_ns) + " tau_ns=" + std::to_string(c.tau_ns) +
            " delta_ns=" + std::to_string(c.timeout_ns);
-}
-
-std::string details(const run_result& result) {
-    std::string text;
-    for (const std::string& line : result.details) {
-        text += line + "\n";
-    }
-    return text;
 }
 
 // How many nodes may fail at once without the survivors losing the quorum

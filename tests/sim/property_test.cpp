@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "rng.hpp"
 #include "world.hpp"
+#include "sim_test_helpers.hpp"
 
 namespace btl_ft::sim {
 namespace {
@@ -32,14 +33,6 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
            " placement=" + (c.where == placement::random ? "random" : "consecutive") + " window_ns=" +
            std::to_string(c.window_ns) + " propagator=" + std::string(name_of(c.propagator)) + " tau_ns=" +
            std::to_string(c.tau_ns) + (c.one_port ? " one-port" : "");
-}
-
-std::string details(const run_result& result) {
-    std::string text;
-    for (const std::string& line : result.details) {
-        text += line + "\n";
-    }
-    return text;
 }
 
 // A configuration drawn from `seed`, within Theorem 1's preconditions.

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "btl_ft/btl_ft.h"
+#include "btl_ft/membership.hpp"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft {
@@ -147,6 +148,11 @@ struct detector_config {
     // in a local star. Every process of a job must use the same hierarchy.
     hierarchy_kind hierarchy = hierarchy_kind::flat;
     std::shared_ptr<const node_layout> layout;
+    // Failures known before this detector existed: the previous detector's,
+    // at a join (membership.hpp), sorted by rank. They start in the failed
+    // set, are never reported to the sink again and do not count toward
+    // the quorum rule. Read by the constructor only (not kept).
+    std::span<const known_failure> known_failures;
 
     // --- derived values: each has this one formula, which the detector,
     // ftsim's bounds and the tests all use ---

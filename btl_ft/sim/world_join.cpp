@@ -1,0 +1,146 @@
+// A second job joins the first (sim_config::joiners): what a spawn or a
+// connect/accept does to the detectors (membership.hpp). The first job's
+// processes start on a detector of their own job; the joined job's start
+// at the join on the union's, knowing the failures its spawner knew; each
+// process of the first job moves to the union's detector within one
+// period of the join, after leave()ing its old one, so that an old
+// observer that has not moved yet does not take its silence for a
+// failure. Heartbeats and messages carry their sender's epoch, and a
+// receiver that runs another epoch's detector drops them: ranks mean other
+// processes in the two memberships.
+//
+// The first job is job 1 and the joined one job 2, so the first job's
+// ranks are the same in both memberships (a lower job number would shift
+// them; membership.hpp's unit tests cover that).
+#include "btl_ft/assert.hpp"
+#include "rng.hpp"
+#include "world_join.hpp"
+
+namespace btl_ft::sim {
+
+void world::build_join() {
+    const rank_t first = config_.first_joined();
+    BTL_FT_ASSERT(config_.joiners > 0 && first > 0, "a join needs two jobs");
+    join_ = std::make_unique<join_state>(first, config_.joiners);
+    BTL_FT_ASSERT(join_->all.rank_of({1, first - 1}) == first - 1, "the first job's ranks moved in the union");
+    const auto first_nodes = std::make_shared<const std::vector<std::uint32_t>>(
+        node_of_rank_->begin(), node_of_rank_->begin() + first);
+    const std::shared_ptr<const node_layout> first_layout = layout_ ? node_layout::make(*first_nodes) : nullptr;
+    const std::uint64_t ring_seed = rng(seed_, stream::ring).next();
+    join_->first_ring = first_layout ? ring::make_grouped(config_.order, *first_layout, ring_seed)
+                                     : ring::make(config_.order, *first_nodes, ring_seed);
+    const detector_config base = base_config(first_nodes, first_layout);
+    for (rank_t process = 0; process < first; ++process) {
+        detector_config own = base;
+        own.self = process;
+        join_->own.emplace_back(own, join_->first_ring, static_cast<transport&>(*this), static_cast<sink&>(*this));
+    }
+    join_->joined.resize(config_.nodes);
+    join_->epoch.assign(config_.nodes, 0);
+    for (rank_t process = first; process < config_.nodes; ++process) {
+        join_->epoch[process] = 1;
+    }
+}
+
+// Each process of the first job learns of the join within one period of it.
+void world::schedule_join(time_ns at) {
+    rng moments(seed_, stream::joins);
+    for (rank_t process = 0; process < config_.first_joined(); ++process) {
+        const auto lag = static_cast<time_ns>(moments.below(static_cast<std::uint64_t>(config_.period_ns)));
+        queue_.push({.at = at + lag, .payload = 0, .node = process, .kind = event_kind::join});
+    }
+}
+
+detector& world::joined_detector(rank_t process) const {
+    if (join_->epoch[process] == 0) {
+        return join_->own[process];
+    }
+    BTL_FT_ASSERT(join_->joined[process] != nullptr, "a joined process without a detector");
+    return *join_->joined[process];
+}
+
+bool world::has_detector(rank_t process) const {
+    return !join_ || join_->epoch[process] == 0 || join_->joined[process] != nullptr;
+}
+
+std::uint8_t world::epoch_of(rank_t process) const { return join_ ? join_->epoch[process] : 0; }
+
+bool world::other_epoch(const event& item) {
+    if (!join_ || item.epoch == join_->epoch[item.node]) {
+        return false;
+    }
+    ++join_->dropped;
+    return true;
+}
+
+namespace {
+// The failures a detector knows, in its own membership's ranks.
+std::vector<known_failure> known_by(const detector& one) {
+    std::vector<known_failure> known;
+    for (const rank_t rank : one.dead().ranks()) {
+        known.push_back({rank, one.kind_of(rank)});
+    }
+    return known;
+}
+}  // namespace
+
+void world::start_on_union(rank_t process, std::span<const known_failure> known) {
+    detector_config own = base_config(node_of_rank_, layout_);
+    own.self = process;
+    own.known_failures = known;
+    join_->joined[process] = std::make_unique<detector>(own, ring_, static_cast<transport&>(*this),
+                                                        static_cast<sink&>(*this));
+    join_->joined[process]->start(now_);
+}
+
+// The first job's detectors that were left behind count too.
+void world::add_join_totals(run_result& result, void (*add)(detector_stats&, const detector_stats&)) const {
+    result.other_epoch_dropped = join_->dropped;
+    for (rank_t process = 0; process < config_.first_joined(); ++process) {
+        if (join_->epoch[process] == 1) {
+            add(result.totals, join_->own[process].stats());
+        }
+    }
+}
+
+// A process of the joined job starts on the union's detector with the
+// failures its spawner (the first job's lowest live process) knew, and its
+// application learns them at once, as the spawner's did.
+void world::start_joiner(rank_t process) {
+    rank_t spawner = 0;
+    while (spawner < config_.first_joined() && !runs(spawner)) {
+        ++spawner;
+    }
+    std::vector<known_failure> known;
+    if (spawner < config_.first_joined()) {
+        const std::vector<known_failure> there = known_by(active(spawner));
+        known = epoch_of(spawner) == 0 ? join_->all.carried(join_->first, there) : there;
+    }
+    start_on_union(process, known);
+    std::vector<rank_t> ranks;
+    for (const known_failure& failure : known) {
+        ranks.push_back(failure.rank);
+    }
+    if (!ranks.empty()) {
+        oracle_.on_learned(process, ranks, now_);
+    }
+}
+
+// A process of the first job moves to the union's detector. A hung one
+// never moves (the union's ring finds it), a crashed or stopped one is gone.
+void world::on_join(const event& item) {
+    const rank_t process = item.node;
+    if (!runs(process) || join_->own[process].stopped()) {
+        return;
+    }
+    current_ = process;
+    detector& old = join_->own[process];
+    const std::vector<known_failure> known = join_->all.carried(join_->first, known_by(old));
+    old.leave(now_);
+    join_->epoch[process] = 1;
+    start_on_union(process, known);
+    deadline_[process] = never;
+    reschedule(process, active(process).tick(now_));
+}
+
+}  // namespace btl_ft::sim

@@ -1,0 +1,28 @@
+// What world_join.cpp keeps for a run where a second job joins: the two
+// memberships and the detectors of each. Included by world.cpp only so that
+// the world can own it.
+#pragma once
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "btl_ft/membership.hpp"
+#include "world.hpp"
+
+namespace btl_ft::sim {
+
+struct world::join_state {
+    join_state(rank_t first_size, rank_t joiners)
+        : first(1, first_size), all(first.joined(std::array{job_extent{2, joiners}})) {}
+    membership first;  // the first job alone, epoch 0
+    membership all;    // the union, epoch 1
+    std::shared_ptr<const ring> first_ring;
+    std::deque<detector> own;                          // the first job's, on its own ring
+    std::vector<std::unique_ptr<detector>> joined;     // the union's, once a process has one
+    std::vector<std::uint8_t> epoch;                   // the detector each process runs
+    std::uint64_t dropped = 0;                         // inputs for an epoch left behind
+};
+
+}  // namespace btl_ft::sim

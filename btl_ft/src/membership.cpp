@@ -1,0 +1,67 @@
+// The union of connected jobs and its numbering (membership.hpp).
+#include "btl_ft/membership.hpp"
+
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+
+namespace btl_ft {
+
+membership::membership(std::uint32_t job, rank_t size) : jobs_{{job, size}}, first_rank_{0}, size_(size) {
+    BTL_FT_ASSERT(size > 0, "a job of no process");
+}
+
+membership membership::joined(std::span<const job_extent> joining) const {
+    membership next;
+    next.jobs_ = jobs_;
+    for (const job_extent& extent : joining) {
+        BTL_FT_ASSERT(extent.size > 0, "a job of no process");
+        if (!next.contains(extent.job)) {
+            next.jobs_.insert(std::upper_bound(next.jobs_.begin(), next.jobs_.end(), extent,
+                                               [](const job_extent& a, const job_extent& b) { return a.job < b.job; }),
+                              extent);
+        }
+    }
+    for (const job_extent& extent : next.jobs_) {
+        BTL_FT_ASSERT(next.size_ <= no_rank - 1 - extent.size, "the union has more processes than ranks can name");
+        next.first_rank_.push_back(next.size_);
+        next.size_ += extent.size;
+    }
+    next.epoch_ = epoch_ + 1;
+    return next;
+}
+
+bool membership::contains(std::uint32_t job) const {
+    return std::binary_search(jobs_.begin(), jobs_.end(), job_extent{job, 0},
+                              [](const job_extent& a, const job_extent& b) { return a.job < b.job; });
+}
+
+std::optional<rank_t> membership::rank_of(member process) const {
+    const auto at = std::lower_bound(jobs_.begin(), jobs_.end(), process.job,
+                                     [](const job_extent& a, std::uint32_t job) { return a.job < job; });
+    if (at == jobs_.end() || at->job != process.job || process.rank >= at->size) {
+        return std::nullopt;
+    }
+    return first_rank_[static_cast<std::size_t>(at - jobs_.begin())] + process.rank;
+}
+
+member membership::member_at(rank_t rank) const {
+    BTL_FT_ASSERT(rank < size_, "a rank beyond the membership");
+    const auto after = std::upper_bound(first_rank_.begin(), first_rank_.end(), rank);
+    const auto index = static_cast<std::size_t>(after - first_rank_.begin()) - 1;
+    return {jobs_[index].job, rank - first_rank_[index]};
+}
+
+std::vector<known_failure> membership::carried(const membership& before,
+                                               std::span<const known_failure> failures) const {
+    std::vector<known_failure> out;
+    for (const known_failure& failure : failures) {
+        if (const auto rank = rank_of(before.member_at(failure.rank))) {
+            out.push_back({*rank, failure.kind});
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const known_failure& a, const known_failure& b) { return a.rank < b.rank; });
+    return out;
+}
+
+}  // namespace btl_ft

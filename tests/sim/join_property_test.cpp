@@ -1,0 +1,96 @@
+// A second job joins the first (a spawn, a connect/accept): every process
+// moves to one detector over the union (membership.hpp, world_join.cpp).
+// For random joins and failures after them, every run must be accurate and
+// complete, mend the union's ring and stay within the seeds' bounds; a
+// joined job of one process, which a ring of its own job could not
+// observe, is found like any other process.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+
+#include "config.hpp"
+#include "rng.hpp"
+#include "world.hpp"
+#include "sim_test_helpers.hpp"
+
+namespace btl_ft::sim {
+namespace {
+
+sim_config lowlat_join(rank_t first, rank_t joiners, fault_kind fault, std::uint32_t failures) {
+    sim_config config = lowlat_nodes(first + joiners, 1, fault, failures);
+    config.joiners = joiners;
+    return config;
+}
+
+std::string describe(const sim_config& c, std::uint64_t seed) {
+    return "seed " + std::to_string(seed) + " n=" + std::to_string(c.nodes) + " joiners=" +
+           std::to_string(c.joiners) + " ppn=" + std::to_string(c.per_node) + " hierarchy=" +
+           std::string(name_of(c.hierarchy)) + " fault=" + (c.fault == fault_kind::hang ? "hang" : "crash") +
+           " f=" + std::to_string(c.failures) + " joined_only=" + std::to_string(c.victims_joined);
+}
+
+TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
+    int bound_checked = 0, joined_struck = 0;
+    for (std::uint64_t seed = 1; seed <= 150; ++seed) {
+        rng draws(seed, stream::faults);
+        static constexpr std::array<rank_t, 5> sizes{1, 2, 3, 8, 24};
+        const rank_t per_node = 1 + static_cast<rank_t>(draws.below(4));
+        const rank_t first = per_node * (2 + static_cast<rank_t>(draws.below(8)));
+        const rank_t joiners = sizes[draws.below(sizes.size())];
+        const fault_kind fault = draws.chance(0.5) ? fault_kind::hang : fault_kind::crash;
+        sim_config config = lowlat_join(first, joiners, fault, 1);
+        config.per_node = per_node;
+        config.hierarchy = draws.chance(0.5) ? hierarchy_kind::node : hierarchy_kind::flat;
+        config.victims_joined = draws.chance(0.5);
+        const std::uint32_t most = config.victims_joined ? joiners : max_tolerated_failures(config.nodes);
+        config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
+        config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE(describe(config, seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
+        EXPECT_EQ(result.victims, config.failures);
+        bound_checked += result.bound_checked ? 1 : 0;
+        joined_struck += config.victims_joined ? 1 : 0;
+    }
+    EXPECT_GT(bound_checked, 100);
+    EXPECT_GT(joined_struck, 50);
+}
+
+// A spawned job of one process that hangs: on the union's ring its
+// observer is a process of the first job, and everyone knows at the
+// timeout less half a period on average (seed 002's delta - eta/2), as in
+// a job that never joined.
+TEST(JoinProperty, AJoinedJobOfOneProcessThatHangsIsFoundAtTheTimeout) {
+    sim_config config = lowlat_join(8, 1, fault_kind::hang, 1);
+    config.victims_joined = true;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
+        EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
+        EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
+    }
+}
+
+// The first job's processes move at different moments within a period:
+// what one sends on its old detector while a peer already runs the new one
+// is dropped (its ranks would name other processes), and none of it makes
+// a false failure.
+TEST(JoinProperty, MessagesOfTheMembershipLeftBehindAreDroppedWithoutHarm) {
+    sim_config config = lowlat_join(32, 8, fault_kind::crash, 0);
+    config.failures = 0;
+    std::uint64_t dropped = 0;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        const run_result result = simulate(config, seed);
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.suspicions, 0u);
+        dropped += result.other_epoch_dropped;
+    }
+    EXPECT_GT(dropped, 0u);
+}
+
+}  // namespace
+}  // namespace btl_ft::sim
