@@ -25,7 +25,7 @@ from benchmarks import common
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
-                   r"ofi_shm_hang_np4|respawn_.*|spawn_failure_np4|victim_death_np4)$"
+                   r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple)_np4|victim_death_np4)$"
                    r"|^netns\.crash_notice_2nodes$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"

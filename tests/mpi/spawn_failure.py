@@ -1,6 +1,7 @@
-"""A failure reaches the other jobs it is connected with.
+"""A failure reaches the other jobs it is connected with; a clean parting
+is no failure.
 
-  spawn_failure.py [--np 4] [--children 2] [--cases parent-crash,...] [--mca key=value ...]
+  spawn_failure.py [--np 4] [--children 2] [--cases parent-crash,...] [--multiple] [--mca key=value ...]
 
 Runs ulfm_spawn.c: the --np processes of mpirun's job spawn --children
 more and merge the intercommunicator; then one process crashes (SIGKILL)
@@ -12,16 +13,45 @@ within its bound. A parent's hang is found by the parents' detector, a
 child's by the children's (so --children must be at least 2 for a child's
 hang); the runtime's word that the victim ended crosses to the other job
 (patches 0044, 0045).
+
+Cases clean-exit and disconnect fail nobody: both sides disconnect, then
+the children finalize and exit while the parents go on (clean-exit), or
+both jobs go on on their own (disconnect), for 20 timeouts at δ 50 ms;
+nobody may see an error, and mpirun must exit 0. --multiple spawns the
+children with MPI_Comm_spawn_multiple (two commands, one job).
 """
 import argparse
+import re
 import sys
 from mpijobs import checks, launch, mpicmd
 
-CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang")
+CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang", "clean-exit", "disconnect")
+PARTINGS = {"clean-exit": "clean", "disconnect": "disconnect"}
+
+
+def check_parting(args, case, run):
+    """Every process of both jobs parted and went on without an error."""
+    problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
+    parted = [r for r in run.records if "parted" in r]
+    if len(parted) != args.np + args.children:
+        problems.append(f"{case}: {len(parted)} of {args.np + args.children} processes reported")
+    for r in parted:
+        if r["rc"] != 0:
+            problems.append(f"{case}: {r['side']} {r['rank']} saw error {r['rc']} after the parting")
+    problems += [f"{case}: {line.strip()}" for line in run.output.splitlines() if "btl_ft: rank" in line]
+    return problems
+
+
+# A survivor that crashes after recovering (in MPI_Finalize's disconnect:
+# patch 0046) still lets mpirun exit 0: its own lines and the summary's tell.
+CRASHED_AFTER = re.compile(r"Caught signal|without survivors|Error in comm_disconnect")
 
 
 def check_case(args, case, victim, run):
+    if case in PARTINGS:
+        return check_parting(args, case, run)
     problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
+    problems += [f"{case}: {line.strip()}" for line in run.output.splitlines() if CRASHED_AFTER.search(line)][:3]
     if run.timed_out:
         return problems
     size = args.np + args.children
@@ -43,6 +73,7 @@ def main():
     p.add_argument("--children", type=int, default=2)
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--multiple", action="store_true", help="spawn with MPI_Comm_spawn_multiple")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
     cases = args.cases.split(",")
@@ -52,11 +83,16 @@ def main():
     mca = dict(kv.split("=", 1) for kv in args.mca)
     results = []
     for case in cases:
-        side, kind = case.split("-")
-        victim = 2 if side == "parent" else args.np + args.children - 1
+        if case in PARTINGS:
+            victim, kind = -1, PARTINGS[case]
+        else:
+            side, kind = case.split("-")
+            victim = 2 if side == "parent" else args.np + args.children - 1
         program = [exe, "--children", args.children, "--victim", victim, "--kind", kind,
-                   "--deadline-s", args.deadline_s]
-        run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=args.deadline_s + 30)
+                   "--deadline-s", args.deadline_s, "--multiple", int(args.multiple), "--linger-ms", 1000]
+        # a parting prints any failure a detector declares
+        case_mca = {**mca, "mpi_ft_verbose": 1} if case in PARTINGS else mca
+        run = launch.run(mpicmd.mpirun(args.np, program, mca=case_mca), deadline_s=args.deadline_s + 30)
         for r in run.records:
             if "failed_ms" in r:
                 print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")

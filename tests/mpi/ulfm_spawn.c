@@ -10,7 +10,17 @@
  * parent or a child, the failed ranks it acknowledged (merged ranks), the
  * shrunk size, and how long after the injection its barrier failed.
  *
- *   ulfm_spawn --children 2 --victim 5 --kind crash|hang [--deadline-s 20]
+ * Without a failure (--kind clean|disconnect): after the merged barrier
+ * both sides disconnect. With `clean` the children then finalize and exit
+ * while the parents go on with barriers of their own job for --linger-ms;
+ * with `disconnect` both jobs go on, each on its own. Nobody may see a
+ * failure: each process prints its barriers' return code.
+ *
+ * --multiple spawns the children with MPI_Comm_spawn_multiple, as two
+ * commands (the first children / 2 processes, then the rest): one job.
+ *
+ *   ulfm_spawn --children 2 --victim 5 --kind crash|hang [--deadline-s 20] [--multiple 1]
+ *   ulfm_spawn --children 2 --kind clean|disconnect [--linger-ms 500] [--multiple 1]
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -30,21 +40,71 @@ struct options {
     int victim;
     const char *kind;
     int deadline_s;
+    int linger_ms;
+    int multiple;
 };
 
 static void parse(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){.children = 2, .victim = -1, .kind = "crash", .deadline_s = 20};
+    *o = (struct options){.children = 2, .victim = -1, .kind = "crash", .deadline_s = 20, .linger_ms = 500};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--children")) o->children = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--victim")) o->victim = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--kind")) o->kind = argv[i + 1];
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--linger-ms")) o->linger_ms = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--multiple")) o->multiple = atoi(argv[i + 1]);
     }
-    if (o->children < 1 || o->victim < 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))) {
-        fprintf(stderr, "usage: ulfm_spawn --children N --victim R --kind crash|hang [--deadline-s S]\n");
+    bool failing = !strcmp(o->kind, "crash") || !strcmp(o->kind, "hang");
+    bool clean = !strcmp(o->kind, "clean") || !strcmp(o->kind, "disconnect");
+    if (o->children < 1 || (failing && o->victim < 0) || (!failing && !clean) ||
+        (o->multiple && o->children < 2)) {
+        fprintf(stderr, "usage: ulfm_spawn --children N --victim R --kind crash|hang [--deadline-s S] [--multiple 1]\n"
+                        "       ulfm_spawn --children N --kind clean|disconnect [--linger-ms M] [--multiple 1]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+/* The children as one job of two commands: children / 2, then the rest. */
+static void spawn_multiple(char **argv, const struct options *o, MPI_Comm *inter)
+{
+    char *commands[2] = {argv[0], argv[0]};
+    char **arguments[2] = {argv + 1, argv + 1};
+    int counts[2] = {o->children / 2, o->children - o->children / 2};
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    MPI_Comm_spawn_multiple(2, commands, arguments, counts, infos, 0, MPI_COMM_WORLD, inter,
+                            MPI_ERRCODES_IGNORE);
+}
+
+/* An allreduce every millisecond on `comm` for linger_ms, agreeing each time
+ * on going on (so nobody waits in one that the others skipped): the first
+ * error. */
+static int linger(MPI_Comm comm, int linger_ms)
+{
+    long long end = now_ns() + linger_ms * 1000000LL;
+    int rc = MPI_SUCCESS, go_on = 1;
+    while (rc == MPI_SUCCESS && go_on) {
+        go_on = now_ns() < end;
+        rc = MPI_Allreduce(MPI_IN_PLACE, &go_on, 1, MPI_INT, MPI_LAND, comm);
+        usleep(1000);
+    }
+    return rc;
+}
+
+/* No failure: both sides disconnect; nobody may see a failure after. */
+static int part_cleanly(const struct options *o, MPI_Comm *inter, MPI_Comm *merged, int rank, bool is_child)
+{
+    MPI_Comm_free(merged);
+    int rc = MPI_Comm_disconnect(inter);
+    bool goes_on = !is_child || !strcmp(o->kind, "disconnect");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS && goes_on) rc = linger(MPI_COMM_WORLD, o->linger_ms);
+    printf("{\"rank\":%d,\"side\":\"%s\",\"parted\":\"%s\",\"rc\":%d,\"went_on\":%s}\n", rank,
+           is_child ? "child" : "parent", o->kind, rc, goes_on ? "true" : "false");
+    fflush(stdout);
+    alarm(0);
+    MPI_Finalize();
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -57,6 +117,8 @@ int main(int argc, char **argv)
     bool is_child = parent != MPI_COMM_NULL;
     if (is_child) {
         inter = parent;
+    } else if (o.multiple) {
+        spawn_multiple(argv, &o, &inter);
     } else {
         MPI_Comm_spawn(argv[0], argv + 1, o.children, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
                        MPI_ERRCODES_IGNORE);
@@ -68,6 +130,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
     set_deadline(rank, o.deadline_s, "no failure seen within the deadline");
     MPI_Barrier(merged);
+    if (o.victim < 0) return part_cleanly(&o, &inter, &merged, rank, is_child);
 
     long long start = now_ns();
     if (rank == o.victim) {
