@@ -123,6 +123,7 @@ private:
     void schedule_join(time_ns first_phase_of_joiners);
     void start_joiner(rank_t process);
     void start_on_union(rank_t process, std::span<const known_failure> known);
+    std::vector<known_failure> union_failures_known_by(rank_t process) const;
     void add_join_totals(run_result& result, void (*add)(detector_stats&, const detector_stats&)) const;
     void on_join(const event& item);
     bool other_epoch(const event& item);  // counted and dropped

@@ -73,16 +73,16 @@ bool world::other_epoch(const event& item) {
     return true;
 }
 
-namespace {
-// The failures a detector knows, in its own membership's ranks.
-std::vector<known_failure> known_by(const detector& one) {
+// The failures a process's detector knows, in the union's ranks (carried
+// over from its own job's ranks while it still runs that detector).
+std::vector<known_failure> world::union_failures_known_by(rank_t process) const {
+    const detector& one = active(process);
     std::vector<known_failure> known;
     for (const rank_t rank : one.dead().ranks()) {
         known.push_back({rank, one.kind_of(rank)});
     }
-    return known;
+    return epoch_of(process) == 0 ? join_->all.carried(join_->first, known) : known;
 }
-}  // namespace
 
 void world::start_on_union(rank_t process, std::span<const known_failure> known) {
     detector_config own = base_config(node_of_rank_, layout_);
@@ -113,8 +113,7 @@ void world::start_joiner(rank_t process) {
     }
     std::vector<known_failure> known;
     if (spawner < config_.first_joined()) {
-        const std::vector<known_failure> there = known_by(active(spawner));
-        known = epoch_of(spawner) == 0 ? join_->all.carried(join_->first, there) : there;
+        known = union_failures_known_by(spawner);
     }
     start_on_union(process, known);
     std::vector<rank_t> ranks;
@@ -134,9 +133,8 @@ void world::on_join(const event& item) {
         return;
     }
     current_ = process;
-    detector& old = join_->own[process];
-    const std::vector<known_failure> known = join_->all.carried(join_->first, known_by(old));
-    old.leave(now_);
+    const std::vector<known_failure> known = union_failures_known_by(process);
+    join_->own[process].leave(now_);
     join_->epoch[process] = 1;
     start_on_union(process, known);
     deadline_[process] = never;
