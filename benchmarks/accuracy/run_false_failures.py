@@ -87,10 +87,10 @@ def run_on_nodes(config, delta, setup, bounds):
     variant, mca = common.config_mca(config, delta / 5, delta, {"mpi_ft_verbose": 1})
     exe = common.compile_for(common.ULFM_AGREE, variant)
     np_ = setup.np
-    args = argparse.Namespace(kind="none", np=np_, nodes=setup.nodes,
-                              deadline_s=bounds[0], slack_s=bounds[1],
-                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
-                              detached=setup.detached)
+    args = netns_scenario.job_args("none", np=np_, nodes=setup.nodes,
+                                   deadline_s=bounds[0], slack_s=bounds[1],
+                                   variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
+                                   detached=setup.detached)
     with nodes.exclusive():
         names, _ = nodes.ensure_nodes(setup.nodes)
         load = start_load(variant) if setup.loaded else None

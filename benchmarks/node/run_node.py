@@ -29,8 +29,8 @@ def run_cell(sink, config, eta, loss, rep, deadline_s, slack_s):
     variant, mca = common.config_mca(config, eta, 5 * eta, {"async_mpi_finalize": "1"})
     exe = common.compile_for(common.ULFM_AGREE, variant)
     victims = nodes.ranks_on(NODES - 1, NP, NODES)
-    args = argparse.Namespace(kind=loss, np=NP, nodes=NODES, deadline_s=deadline_s, slack_s=slack_s,
-                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()], detached=False)
+    args = netns_scenario.job_args(loss, np=NP, nodes=NODES, deadline_s=deadline_s, slack_s=slack_s,
+                                   variant=variant, mca=[f"{k}={v}" for k, v in mca.items()])
     with nodes.exclusive():
         names, _ = nodes.ensure_nodes(NODES)
         run, notes, overrun = netns_scenario.run_job(args, names, exe, victims)

@@ -77,9 +77,9 @@ def run_cell(sink, case, hierarchy, rep):
              "async_mpi_finalize": "1", "mpi_yield_when_idle": "1"}
     variant, mca = common.config_mca("btl_ft", ETA, DELTA, extra)
     exe = common.compile_for(common.ULFM_AGREE, variant)
-    args = argparse.Namespace(kind=kind, np=np, nodes=node_count, lost_nodes=lost, deadline_s=10, slack_s=15,
-                              variant=variant, mca=[f"{k}={v}" for k, v in mca.items()], detached=False,
-                              victims=",".join(map(str, victims or [])))
+    args = netns_scenario.job_args(kind, np=np, nodes=node_count, lost_nodes=lost, deadline_s=10, slack_s=15,
+                                   variant=variant, mca=[f"{k}={v}" for k, v in mca.items()],
+                                   victims=",".join(map(str, victims or [])) or None)
     victims = netns_scenario.victims_of(args)
     with nodes.exclusive():
         names, _ = nodes.ensure_nodes(node_count)

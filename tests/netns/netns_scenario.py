@@ -37,7 +37,7 @@ from mpijobs import checks, launch, mpicmd, paths
 EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole", "stop-victims")
 
 
-def parse():
+def parser():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--kind", choices=["none", "crash", "hang", *EXTERNAL], required=True)
     p.add_argument("--nodes", type=int, default=2)
@@ -60,7 +60,23 @@ def parse():
                    help="survivors go on this long on the shrunk communicator after recovering")
     p.add_argument("--summary", choices=["crashed", "hung", "lost"], default=None,
                    help="check mpirun's summary line names every victim so")
-    return p.parse_args()
+    return p
+
+
+def parse():
+    return parser().parse_args()
+
+
+def job_args(kind, **fields):
+    """The options of one scenario as the command line would give them, for
+    the benchmarks that run jobs of their own: an option added here later
+    gets its default there too."""
+    args = parser().parse_args(["--kind", kind])
+    unknown = set(fields) - set(vars(args))
+    if unknown:
+        raise TypeError(f"netns_scenario has no option {sorted(unknown)}")
+    vars(args).update(fields)
+    return args
 
 
 def victims_of(args):
@@ -72,7 +88,7 @@ def victims_of(args):
 
 
 def lost_node_indexes(args):
-    count = getattr(args, "lost_nodes", 1)
+    count = args.lost_nodes
     if not 1 <= count < args.nodes:
         raise SystemExit(f"--lost-nodes {count}: must leave at least one of {args.nodes} nodes")
     return range(args.nodes - count, args.nodes)
@@ -152,7 +168,7 @@ class Injector(threading.Thread):
         mca = dict(kv.split("=", 1) for kv in self.args.mca)
         delta_s = float(mca.get("mpi_ft_detector_timeout", 1.0))
         # gdb stops the process it reads (ptrace): never while it should run
-        if self.job_ended.wait(2 * delta_s + 1 + getattr(self.args, "linger_s", 0)):
+        if self.job_ended.wait(2 * delta_s + 1 + self.args.linger_s):
             return
         survivors = {pid: rank for ns in self.all_nodes if ns not in self.lost
                      for pid, rank in nodes.rank_processes(ns, self.exe).items()}
