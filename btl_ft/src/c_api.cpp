@@ -13,6 +13,7 @@
 
 #include "btl_ft/dead_set.hpp"
 #include "btl_ft/detector.hpp"
+#include "btl_ft/membership.hpp"
 #include "btl_ft/node_layout.hpp"
 #include "btl_ft/ring.hpp"
 
@@ -118,12 +119,37 @@ std::optional<btl_ft::config_problem> c_field_problem(const btl_ft_config_t& con
         return btl_ft::config_problem{BTL_FT_FIELD_FLAG_HANDLE_LENGTH, static_cast<long long>(config.flag_handle_length),
                                       "needs a flag_handle, which is NULL"};
     }
+    if (config.known_failures == nullptr && config.known_failure_count > 0) {
+        return btl_ft::config_problem{BTL_FT_FIELD_KNOWN_FAILURES, static_cast<long long>(config.known_failure_count),
+                                      "(a count) needs known_failures, which is NULL"};
+    }
+    for (std::size_t i = 0; i < config.known_failure_count; ++i) {
+        const int kind = config.known_failures[i].kind;
+        if (kind < BTL_FT_UNREACHABLE || kind > BTL_FT_HUNG) {
+            return btl_ft::config_problem{BTL_FT_FIELD_KNOWN_FAILURES, kind,
+                                          "(a kind) must be an enum btl_ft_failure_kind"};
+        }
+    }
     return std::nullopt;
 }
 
-// Through make_config, as ftsim and the unit tests' fakes build theirs.
-btl_ft::detector_config core_config(const btl_ft_config_t& config) {
+btl_ft::failure_kind core_kind(int kind) {
+    switch (kind) {
+    case BTL_FT_CRASHED: return btl_ft::failure_kind::crashed;
+    case BTL_FT_HUNG: return btl_ft::failure_kind::suspected;
+    default: return btl_ft::failure_kind::unreachable;
+    }
+}
+
+// Through make_config, as ftsim and the unit tests' fakes build theirs. The
+// known failures are copied into `known`, which must outlive the result.
+btl_ft::detector_config core_config(const btl_ft_config_t& config, std::vector<btl_ft::known_failure>& known) {
     btl_ft::detector_config out = btl_ft::make_config(config.size, config.self, config.period_ns, config.timeout_ns);
+    known.clear();
+    for (std::size_t i = 0; config.known_failures != nullptr && i < config.known_failure_count; ++i) {
+        known.push_back({config.known_failures[i].rank, core_kind(config.known_failures[i].kind)});
+    }
+    out.known_failures = known;
     out.start_skew_ns = config.start_skew_ns;
     out.propagator = static_cast<btl_ft::propagator_kind>(config.propagator);
     out.max_message_bytes = config.max_message_bytes == 0 ? BTL_FT_MESSAGE_MAX_BYTES : config.max_message_bytes;
@@ -165,6 +191,10 @@ void write_error(char* error, std::size_t error_length, const char* what, const 
 }
 
 }  // namespace
+
+struct btl_ft_membership {
+    btl_ft::membership of;
+};
 
 struct btl_ft_detector {
     explicit btl_ft_detector(const btl_ft_callbacks_t& callbacks) : bridge(callbacks) {}
@@ -214,8 +244,9 @@ int btl_ft_create(const btl_ft_config_t* config, const btl_ft_callbacks_t* callb
     try {
         std::string problem = out == nullptr ? "out is NULL" : check_c_args(config, callbacks);
         btl_ft::detector_config core;
+        std::vector<btl_ft::known_failure> known;
         if (problem.empty()) {
-            core = core_config(*config);
+            core = core_config(*config, known);
             if (const auto found = first_problem(*config, core)) {
                 problem = "config." + btl_ft::describe(*found);
             }
@@ -268,16 +299,16 @@ int btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint64
 }
 
 int btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank, int kind) {
-    const auto core_kind = kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable;
-    return guarded(detector, [&] { detector->core->report_failure(now_ns, rank, core_kind); });
+    const auto reported = kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable;
+    return guarded(detector, [&] { detector->core->report_failure(now_ns, rank, reported); });
 }
 
 int btl_ft_on_shrunk(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* members, size_t count) {
     return guarded(detector, [&] { detector->core->on_shrunk(now_ns, {members, count}); });
 }
 
-int btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns) {
-    return guarded(detector, [&] { detector->core->leave(now_ns); });
+int btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* leaving_too, size_t count) {
+    return guarded(detector, [&] { detector->core->leave(now_ns, {leaving_too, leaving_too == nullptr ? 0 : count}); });
 }
 
 const char* btl_ft_failure(const btl_ft_detector_t* detector) {
@@ -335,7 +366,8 @@ int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule
         return BTL_FT_FIELD_CONFIG;
     }
     try {
-        const auto problem = first_problem(*config, core_config(*config));
+        std::vector<btl_ft::known_failure> known;
+        const auto problem = first_problem(*config, core_config(*config, known));
         if (!problem) return BTL_FT_FIELD_NONE;
         say(problem->rule.c_str());
         return problem->field;
@@ -343,6 +375,49 @@ int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule
         say(current_exception_text());  // checking met an exception: the configuration as a whole
         return BTL_FT_FIELD_CONFIG;
     }
+}
+
+btl_ft_membership_t* btl_ft_membership_create(const btl_ft_job_extent_t* jobs, size_t count, uint32_t epoch) {
+    if (jobs == nullptr || count == 0) return nullptr;
+    try {
+        std::vector<btl_ft::job_extent> extents;
+        btl_ft::rank_t total = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            // checked here, where the core would assert
+            if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total) return nullptr;
+            total += jobs[i].size;
+            extents.push_back({jobs[i].job, jobs[i].size});
+        }
+        return new btl_ft_membership{btl_ft::membership::of(extents, epoch)};
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void btl_ft_membership_destroy(btl_ft_membership_t* membership) { delete membership; }
+uint32_t btl_ft_membership_epoch(const btl_ft_membership_t* membership) { return membership->of.epoch(); }
+uint32_t btl_ft_membership_size(const btl_ft_membership_t* membership) { return membership->of.size(); }
+size_t btl_ft_membership_job_count(const btl_ft_membership_t* membership) { return membership->of.jobs().size(); }
+
+btl_ft_job_extent_t btl_ft_membership_job_at(const btl_ft_membership_t* membership, size_t index) {
+    const btl_ft::job_extent extent = membership->of.jobs()[index];
+    return {extent.job, extent.size};
+}
+
+int btl_ft_membership_rank_of(const btl_ft_membership_t* membership, uint32_t job, uint32_t job_rank, uint32_t* rank) {
+    const auto found = membership->of.rank_of({job, job_rank});
+    if (!found) return -1;
+    *rank = *found;
+    return 0;
+}
+
+int btl_ft_membership_member_at(const btl_ft_membership_t* membership, uint32_t rank, uint32_t* job,
+                                uint32_t* job_rank) {
+    if (rank >= membership->of.size()) return -1;
+    const btl_ft::member process = membership->of.member_at(rank);
+    *job = process.job;
+    *job_rank = process.rank;
+    return 0;
 }
 
 const char* btl_ft_config_field_name(int field) {

@@ -242,11 +242,16 @@ void detector::on_shrunk(time_ns now, std::span<const rank_t> members) {
     }
 }
 
-void detector::leave(time_ns now) {
+void detector::leave(time_ns now, std::span<const rank_t> leaving_too) {
     call_guard guard(*state_, now);
     state& s = *state_;
     if (s.stopped) {
         return;
+    }
+    for (const rank_t rank : leaving_too) {
+        if (rank < s.config.size && rank != s.self() && !s.dead.contains(rank)) {
+            s.departed.insert(rank);
+        }
     }
     s.send_leave();
     s.stopped = true;

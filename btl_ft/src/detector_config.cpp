@@ -100,6 +100,11 @@ std::optional<config_problem> find_config_problem(const detector_config& config)
     if (config.hierarchy > hierarchy_kind::node) {
         return too(BTL_FT_FIELD_HIERARCHY, static_cast<int>(config.hierarchy), "is unknown");
     }
+    for (const known_failure& failure : config.known_failures) {
+        if (failure.rank >= config.size || failure.rank == config.self) {
+            return too(BTL_FT_FIELD_KNOWN_FAILURES, failure.rank, "must name ranks below size, other than self");
+        }
+    }
     if (config.hierarchy == hierarchy_kind::node && (!config.layout || config.layout->size() != config.size)) {
         return too(BTL_FT_FIELD_HIERARCHY, static_cast<int>(config.hierarchy),
                    "needs the node of every rank (a node layout of size entries)");
@@ -113,7 +118,7 @@ const char* name_of(btl_ft_config_field field) {
         "period_ns",     "timeout_ns",       "start_skew_ns",  "ring_order",
         "propagator",    "node_of_rank",     "max_message_bytes", "flag_handle_length",
         "probe_width",   "quorum_wait_ns",   "confirm_ns",     "answer_within_ns",
-        "witness_patience_ns", "node_grace_ns", "hierarchy",
+        "witness_patience_ns", "node_grace_ns", "hierarchy", "known_failures",
     };
     const auto index = static_cast<std::size_t>(field);
     return index < names.size() ? names[index] : "?";

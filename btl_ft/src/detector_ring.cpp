@@ -214,15 +214,18 @@ void detector::state::on_leave(time_ns now, rank_t from, const wire::message& ms
 
 // LEAVE carries the departed ranks between our emitter and us: exactly those
 // our observer will walk past when it mends, so that a row of processes
-// finalizing one after the other is never mistaken for failures. Capped to
-// the message size, keeping the nearest ones.
+// finalizing one after the other is never mistaken for failures. The
+// emitter too, and the departed beyond it, when it leaves with us (leave's
+// leaving_too). Capped to the message size, keeping the nearest ones.
 void detector::state::leave_bytes(std::vector<std::byte>& bytes) const {
     const std::size_t cap = (config.max_message_bytes - wire::header_bytes - wire::max_varint_bytes) / wire::max_varint_bytes;
     std::vector<rank_t> passed;
-    for (rank_t r = ring_order->predecessor(self()); r != emitter && r != self() && passed.size() < cap;
+    for (rank_t r = ring_order->predecessor(self()); r != self() && passed.size() < cap;
          r = ring_order->predecessor(r)) {
         if (departed.contains(r)) {
             passed.push_back(r);
+        } else if (r == emitter || !dead.contains(r)) {
+            break;
         }
     }
     std::sort(passed.begin(), passed.end());

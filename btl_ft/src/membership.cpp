@@ -12,9 +12,14 @@ membership::membership(std::uint32_t job, rank_t size) : jobs_{{job, size}}, fir
 }
 
 membership membership::joined(std::span<const job_extent> joining) const {
+    std::vector<job_extent> jobs = jobs_;
+    jobs.insert(jobs.end(), joining.begin(), joining.end());
+    return of(jobs, epoch_ + 1);
+}
+
+membership membership::of(std::span<const job_extent> jobs, std::uint32_t epoch) {
     membership next;
-    next.jobs_ = jobs_;
-    for (const job_extent& extent : joining) {
+    for (const job_extent& extent : jobs) {
         BTL_FT_ASSERT(extent.size > 0, "a job of no process");
         if (!next.contains(extent.job)) {
             next.jobs_.insert(std::upper_bound(next.jobs_.begin(), next.jobs_.end(), extent,
@@ -22,12 +27,13 @@ membership membership::joined(std::span<const job_extent> joining) const {
                               extent);
         }
     }
+    BTL_FT_ASSERT(!next.jobs_.empty(), "a union of no job");
     for (const job_extent& extent : next.jobs_) {
         BTL_FT_ASSERT(next.size_ <= no_rank - 1 - extent.size, "the union has more processes than ranks can name");
         next.first_rank_.push_back(next.size_);
         next.size_ += extent.size;
     }
-    next.epoch_ = epoch_ + 1;
+    next.epoch_ = epoch;
     return next;
 }
 

@@ -314,6 +314,68 @@ TEST(CApi, TwoDetectorsDetectAFailureThroughCallbacks) {
     for (auto* detector : detectors) btl_ft_destroy(detector);
 }
 
+// Known failures start dead, keep their kind and are never reported again;
+// a bad one is named like any other field.
+TEST(CApi, KnownFailuresStartDeadAndAreNotReportedAgain) {
+    mailbox box;
+    const auto callbacks = callbacks_for(box);
+    const btl_ft_known_failure_t known[] = {{1, BTL_FT_CRASHED}, {3, BTL_FT_HUNG}};
+    auto config = valid_config(4, 0);
+    config.known_failures = known;
+    config.known_failure_count = 2;
+    btl_ft_detector_t* detector = nullptr;
+    char error[128];
+    ASSERT_EQ(btl_ft_create(&config, &callbacks, &detector, error, sizeof error), 0) << error;
+    EXPECT_EQ(btl_ft_failure_kind(detector, 1), BTL_FT_CRASHED);
+    EXPECT_EQ(btl_ft_failure_kind(detector, 3), BTL_FT_HUNG);
+    EXPECT_EQ(btl_ft_failure_kind(detector, 2), 0);
+    EXPECT_EQ(btl_ft_emitter(detector), 2u);  // 3, its predecessor, is known dead
+    ASSERT_EQ(btl_ft_start(detector, 0), 0);
+    btl_ft_report_failure(detector, 1, 3, BTL_FT_UNREACHABLE);
+    EXPECT_TRUE(box.failed.empty());
+    btl_ft_destroy(detector);
+
+    const btl_ft_known_failure_t of_self[] = {{0, BTL_FT_HUNG}};
+    config.known_failures = of_self;
+    config.known_failure_count = 1;
+    expect_rejected(config, "known_failures");
+    const btl_ft_known_failure_t beyond[] = {{4, BTL_FT_HUNG}};
+    config.known_failures = beyond;
+    expect_rejected(config, "known_failures");
+    const btl_ft_known_failure_t no_kind[] = {{2, 0}};
+    config.known_failures = no_kind;
+    expect_rejected(config, "known_failures");
+    config.known_failures = nullptr;
+    expect_rejected(config, "known_failures");
+}
+
+TEST(CApi, AMembershipNumbersTheUnionByJobThenRank) {
+    const btl_ft_job_extent_t jobs[] = {{9, 2}, {4, 3}, {9, 2}};
+    btl_ft_membership_t* membership = btl_ft_membership_create(jobs, 3, 7);
+    ASSERT_NE(membership, nullptr);
+    EXPECT_EQ(btl_ft_membership_epoch(membership), 7u);
+    EXPECT_EQ(btl_ft_membership_size(membership), 5u);
+    ASSERT_EQ(btl_ft_membership_job_count(membership), 2u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 0).job, 4u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).size, 2u);
+    uint32_t rank = 99, job = 99, job_rank = 99;
+    ASSERT_EQ(btl_ft_membership_rank_of(membership, 9, 1, &rank), 0);
+    EXPECT_EQ(rank, 4u);
+    EXPECT_EQ(btl_ft_membership_rank_of(membership, 9, 2, &rank), -1);
+    EXPECT_EQ(btl_ft_membership_rank_of(membership, 5, 0, &rank), -1);
+    ASSERT_EQ(btl_ft_membership_member_at(membership, 2, &job, &job_rank), 0);
+    EXPECT_EQ(job, 4u);
+    EXPECT_EQ(job_rank, 2u);
+    EXPECT_EQ(btl_ft_membership_member_at(membership, 5, &job, &job_rank), -1);
+    btl_ft_membership_destroy(membership);
+
+    const btl_ft_job_extent_t empty_job[] = {{1, 0}};
+    EXPECT_EQ(btl_ft_membership_create(empty_job, 1, 0), nullptr);
+    EXPECT_EQ(btl_ft_membership_create(jobs, 0, 0), nullptr);
+    const btl_ft_job_extent_t too_many[] = {{1, 0x80000000u}, {2, 0x80000000u}};
+    EXPECT_EQ(btl_ft_membership_create(too_many, 2, 0), nullptr);
+}
+
 // Stands for the core running out of memory mid-call: the exception is
 // thrown below the C ABI (in a callback the core calls) and must stop there.
 TEST(CApi, AnExceptionInsideTheCoreBecomesBrokenAndStaysSo) {
@@ -337,7 +399,7 @@ TEST(CApi, AnExceptionInsideTheCoreBecomesBrokenAndStaysSo) {
     const unsigned char junk[3] = {1, 2, 3};
     EXPECT_EQ(btl_ft_on_message(detector, 40'000'000, 2, junk, sizeof junk), BTL_FT_BROKEN);
     EXPECT_EQ(btl_ft_report_failure(detector, 40'000'000, 2, BTL_FT_CRASHED), BTL_FT_BROKEN);
-    EXPECT_EQ(btl_ft_leave(detector, 40'000'000), BTL_FT_BROKEN);
+    EXPECT_EQ(btl_ft_leave(detector, 40'000'000, nullptr, 0), BTL_FT_BROKEN);
     btl_ft_stats_t stats{};
     btl_ft_get_stats(detector, &stats);
     EXPECT_EQ(stats.malformed_dropped, 0u);  // the junk never reached the core

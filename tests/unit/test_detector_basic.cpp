@@ -197,6 +197,31 @@ TEST(Detector, NeighboursLeavingAtTheSameInstantAreNotFailures) {
     EXPECT_EQ(net.at(5).emitter(), 1u);
 }
 
+// In MPI a process that left is gone at once (its transport closes with
+// it), so it cannot answer a NEWOBSERVER with its LEAVE as above. A job
+// that finalizes while another it is connected to goes on leaves together:
+// each names the others, and the observer that stays mends past all.
+TEST(Detector, NeighboursLeavingTogetherNameEachOther) {
+    for (const bool named : {true, false}) {
+        fake_net net({.size = 8});
+        net.start_all();
+        net.run_until(200 * ms);
+        const rank_t together[] = {2u, 3u};
+        for (const rank_t rank : together) {
+            net.at(rank).leave(net.now(), named ? std::span<const rank_t>(together) : std::span<const rank_t>());
+        }
+        for (const rank_t rank : together) net.crash(rank);  // gone, and no runtime tells
+        net.run_until(1000 * ms);
+        if (named) {
+            EXPECT_EQ(total_suspicions(net), 0u);
+            EXPECT_TRUE(net.survivors_agree({}));
+            EXPECT_EQ(net.at(4).emitter(), 1u);
+        } else {
+            EXPECT_GT(total_suspicions(net), 0u);  // the control: 4 mends onto 2, which never answers
+        }
+    }
+}
+
 TEST(Detector, FailureAfterALeaveSkipsTheDeparted) {
     fake_net net({.size = 8});
     net.start_all();

@@ -56,6 +56,24 @@ TEST(Membership, AJobAlreadyInIsNotAddedTwice) {
     EXPECT_FALSE(joined.contains(7));
 }
 
+// Two unions that connect each build the same one from the other's jobs.
+TEST(Membership, TwoUnionsBuildTheSameUnionFromEachOther) {
+    const job_extent parents[] = {{2, 3}, {7, 1}};
+    const job_extent children[] = {{5, 2}};
+    std::vector<job_extent> seen_by_parents(std::begin(parents), std::end(parents));
+    seen_by_parents.insert(seen_by_parents.end(), std::begin(children), std::end(children));
+    std::vector<job_extent> seen_by_children(std::begin(children), std::end(children));
+    seen_by_children.insert(seen_by_children.end(), std::begin(parents), std::end(parents));
+    const membership a = membership::of(seen_by_parents, 2);
+    const membership b = membership::of(seen_by_children, 2);
+    EXPECT_EQ(a.size(), 6u);
+    EXPECT_EQ(a.epoch(), 2u);
+    for (rank_t r = 0; r < a.size(); ++r) {
+        EXPECT_EQ(a.member_at(r), b.member_at(r));
+    }
+    EXPECT_EQ(a.rank_of({5, 1}), 4u);
+}
+
 TEST(Membership, FailuresAreCarriedIntoTheNewNumbering) {
     const membership parents(5, 4);
     const job_extent child[] = {{2, 3}};  // a lower identifier: the parents move up by 3

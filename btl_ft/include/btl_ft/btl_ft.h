@@ -126,7 +126,18 @@ typedef struct btl_ft_config {
     int hierarchy;                  /* enum btl_ft_hierarchy: with NODE, node-mates observe
                                        each other and heartbeats and notices cross nodes
                                        once per node (node_of_rank NULL: one node) */
+    const struct btl_ft_known_failure *known_failures; /* failures known before this
+                                       detector starts (the last membership's, at a join):
+                                       never reported again, and never counted by the
+                                       quorum rule; the core copies them */
+    size_t known_failure_count;
 } btl_ft_config_t;
+
+/* A failure known before a detector starts; kind: enum btl_ft_failure_kind. */
+typedef struct btl_ft_known_failure {
+    uint32_t rank;
+    int kind;
+} btl_ft_known_failure_t;
 
 /* The members btl_ft_config_problem() can name: what a caller maps to its
  * own names (the shim: to an MCA variable), never a string to compare. */
@@ -150,6 +161,7 @@ enum btl_ft_config_field {
     BTL_FT_FIELD_WITNESS_PATIENCE_NS,
     BTL_FT_FIELD_NODE_GRACE_NS,
     BTL_FT_FIELD_HIERARCHY,
+    BTL_FT_FIELD_KNOWN_FAILURES,
     BTL_FT_FIELD_COUNT
 };
 
@@ -210,7 +222,9 @@ int btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64
 int btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank, int kind);
 /* a shrink completed with these world ranks as members (see detector::on_shrunk) */
 int btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *members, size_t count);
-int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns);
+/* leaving_too (may be NULL): processes leaving at the same moment (see
+ * detector::leave) */
+int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *leaving_too, size_t count);
 /* NULL while the detector works; after BTL_FT_BROKEN, what the core met */
 const char *btl_ft_failure(const btl_ft_detector_t *detector);
 
@@ -234,6 +248,32 @@ extern const char btl_ft_hierarchy_words[];    /* "flat|node" */
 const char *btl_ft_ring_order_name(int ring_order);
 const char *btl_ft_propagator_name(int propagator);
 const char *btl_ft_hierarchy_name(int hierarchy);
+
+/* The union of the jobs an application is connected to, numbered by (job,
+ * rank in the job): see btl_ft/membership.hpp. A job is named by an
+ * identifier every process gives it alike (the runtime's job number). */
+typedef struct btl_ft_job_extent {
+    uint32_t job;
+    uint32_t size;
+} btl_ft_job_extent_t;
+typedef struct btl_ft_membership btl_ft_membership_t;
+
+/* The union of `count` jobs (one listed twice counts once) at `epoch`; NULL
+ * when there is no job, a job has no process, the union has more processes
+ * than a rank can name, or memory runs out. */
+btl_ft_membership_t *btl_ft_membership_create(const btl_ft_job_extent_t *jobs, size_t count, uint32_t epoch);
+void btl_ft_membership_destroy(btl_ft_membership_t *membership);
+uint32_t btl_ft_membership_epoch(const btl_ft_membership_t *membership);
+uint32_t btl_ft_membership_size(const btl_ft_membership_t *membership);
+size_t btl_ft_membership_job_count(const btl_ft_membership_t *membership);
+/* the index-th job, in the union's order (index < job_count) */
+btl_ft_job_extent_t btl_ft_membership_job_at(const btl_ft_membership_t *membership, size_t index);
+/* 0 and the union rank of `job_rank` of `job`; -1 when not a member */
+int btl_ft_membership_rank_of(const btl_ft_membership_t *membership, uint32_t job, uint32_t job_rank,
+                              uint32_t *rank);
+/* 0 and the job and rank in it of a union rank; -1 when rank >= size */
+int btl_ft_membership_member_at(const btl_ft_membership_t *membership, uint32_t rank, uint32_t *job,
+                                uint32_t *job_rank);
 
 #ifdef __cplusplus
 }

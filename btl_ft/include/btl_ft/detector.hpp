@@ -287,7 +287,12 @@ public:
     // quorum rule. A smaller shrink proves nothing and changes nothing.
     void on_shrunk(time_ns now, std::span<const rank_t> members);
     // Clean departure (MPI_Finalize): tells the observer so it is not suspected.
-    void leave(time_ns now);
+    // `leaving_too`: processes that leave at the same moment (the rest of this
+    // process's job, which reaches MPI_Finalize together, in a union with
+    // jobs that go on). The LEAVE names those of them it passes, so that an
+    // observer that stays mends past all of them at once: each is stopped
+    // when the others' LEAVE arrives, and could not answer for itself.
+    void leave(time_ns now, std::span<const rank_t> leaving_too = {});
 
     time_ns next_deadline() const;  // what tick() would return now, without running anything
 

@@ -58,6 +58,11 @@ public:
     // ordered by identifier, whatever order they joined in.
     membership joined(std::span<const job_extent> joining) const;
 
+    // The union of `jobs` (a job listed twice counts once) at `epoch`: what
+    // two unions that connect both compute from each other's jobs and
+    // epochs, the later epoch plus one.
+    static membership of(std::span<const job_extent> jobs, std::uint32_t epoch);
+
     std::uint32_t epoch() const { return epoch_; }
     rank_t size() const { return size_; }
     std::span<const job_extent> jobs() const { return jobs_; }
