@@ -11,7 +11,13 @@
  * whether it is a replacement, the ranks that were replaced, whether every
  * allreduce gave the right sum, and how long the recovery took.
  *
- *   ulfm_respawn --victims 1[,2...] --kind crash|hang [--rounds 20] [--deadline-s 30]
+ * With --then crash|hang, the replacements then fail in turn, and the
+ * others loop on an allreduce of the restored communicator until it
+ * fails, acknowledge and shrink: a replacement is observed like any
+ * process. They print a second line: the ranks that failed and the size
+ * of the shrunk communicator.
+ *
+ *   ulfm_respawn --victims 1[,2...] --kind crash|hang [--then crash|hang] [--rounds 20] [--deadline-s 30]
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -32,6 +38,7 @@ struct options {
     int victims[MAX_VICTIMS];
     int victim_count;
     const char *kind;
+    const char *then; /* NULL: the replacements do not fail */
     int rounds;
     int deadline_s;
 };
@@ -48,13 +55,54 @@ static void parse(int argc, char **argv, struct options *o)
                 o->victims[o->victim_count++] = atoi(t);
             free(copy);
         } else if (!strcmp(argv[i], "--kind")) o->kind = value;
+        else if (!strcmp(argv[i], "--then")) o->then = value;
         else if (!strcmp(argv[i], "--rounds")) o->rounds = atoi(value);
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
     }
-    if (o->victim_count == 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))) {
-        fprintf(stderr, "usage: ulfm_respawn --victims R[,R...] --kind crash|hang [--rounds N]\n");
+    if (o->victim_count == 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))
+        || (o->then && strcmp(o->then, "crash") && strcmp(o->then, "hang"))) {
+        fprintf(stderr, "usage: ulfm_respawn --victims R[,R...] --kind crash|hang [--then crash|hang] "
+                        "[--rounds N]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+}
+
+static void fail(const char *kind)
+{
+    fflush(stdout);
+    raise(strcmp(kind, "hang") ? SIGKILL : SIGSTOP);
+    pause();
+}
+
+/* The replacements fail; the others see it, acknowledge and shrink, and
+ * print what failed and what is left. */
+static void replacements_fail(MPI_Comm restored, bool replacement, int rank, const char *kind)
+{
+    MPI_Comm shrunk;
+    MPI_Group failed;
+    char list[128];
+    int rc = MPI_SUCCESS, size = 0;
+    if (replacement) fail(kind);
+    long long start = now_ns();
+    while (rc == MPI_SUCCESS) {
+        int one = 1, sum = 0;
+        rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, restored);
+    }
+    long long failed_at = now_ns();
+    int restored_size, acked;
+    MPI_Comm_size(restored, &restored_size);
+    MPIX_Comm_ack_failed(restored, restored_size, &acked);
+    MPIX_Comm_get_failed(restored, &failed);
+    format_ranks(failed, restored, list, sizeof list);
+    MPI_Group_free(&failed);
+    rc = MPIX_Comm_shrink(restored, &shrunk);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_size(shrunk, &size);
+        MPI_Comm_free(&shrunk);
+    }
+    printf("{\"rank\":%d,\"second_failed\":%s,\"second_shrink_rc\":%d,\"second_size\":%d,"
+           "\"second_ms\":%.1f}\n", rank, list, rc, size, (failed_at - start) / 1e6);
+    fflush(stdout);
 }
 
 /* Sum of the ranks of comm by allreduce; true when it is right. */
@@ -149,11 +197,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < o.victim_count; i++) victim |= o.victims[i] == rank;
         int rc = MPI_SUCCESS;
         while (rc == MPI_SUCCESS) {
-            if (victim && now_ns() - start >= INJECT_AFTER_NS) {
-                fflush(stdout);
-                raise(strcmp(o.kind, "hang") ? SIGKILL : SIGSTOP);
-                pause();
-            }
+            if (victim && now_ns() - start >= INJECT_AFTER_NS) fail(o.kind);
             int one = 1, sum = 0;
             rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         }
@@ -175,6 +219,7 @@ int main(int argc, char **argv)
     printf("{\"rank\":%d,\"replacement\":%s,\"replaced\":%s,\"result_ok\":%s,\"recovery_ms\":%.1f}\n",
            rank, replacement ? "true" : "false", list, ok ? "true" : "false", recovered_ns / 1e6);
     fflush(stdout);
+    if (o.then) replacements_fail(restored, replacement, rank, o.then);
     alarm(0);
     MPI_Comm_free(&restored);
     MPI_Finalize();

@@ -12,11 +12,10 @@
  *
  * This file keeps upstream's entry points (register_params, init, start,
  * finalize) and binds the core to the rest of Open MPI: it builds the core's
- * configuration from the MCA variables and the runtime (ranks, nodes), turns
- * the core's conclusions into ULFM state exactly as upstream's detector did
- * (ompi_errhandler_proc_failed_internal, from opal_progress), fences what
- * this process itself observed failing (PMIx job control), and feeds every
- * failure ULFM learns elsewhere back into the core
+ * configuration from the MCA variables and the runtime (ranks, nodes), hands
+ * the core's conclusions to comm_ft_detector_conclusions.c (ULFM state as
+ * upstream's detector set it, the fence of what this process observed
+ * failing), and feeds every failure ULFM learns elsewhere back into the core
  * (ompi_comm_failure_detector_proc_failed, called from the error handler).
  *
  * It also picks the transport: the detector's own UCX context (published
@@ -24,6 +23,12 @@
  * application's BTLs where UCX cannot start or the user asks for them. Only
  * the BTL path, whose thread shares the application's BTLs, turns OPAL's
  * locks on.
+ *
+ * The detector watches the union of the jobs this process is connected to
+ * (comm_ft_detector_union.c): at MPI_Init its own job; after each spawn or
+ * connect/accept, the union of both sides, over which a new detector starts
+ * knowing the failures the old one knew. The core numbers the union; ranks
+ * become process names for ULFM and the runtime.
  *
  * Upstream's own detector (rank-order ring over the rbcast tag, one failure
  * per message, a busy-polling thread) is gone; the reliable broadcast it shared
@@ -53,10 +58,12 @@
 #include "ompi/runtime/params.h"
 
 #define NS_PER_S 1000000000LL
+/* this process's host name, in the modex: the runtime gives a connected
+ * job's host names to nobody outside it */
+#define HOST_KEY "btl_ft.host"
 /* How far apart processes may leave MPI_Init. The job's start skew is this
  * plus one timeout of slack; the core adds the two timeouts of a new link. */
 #define LAUNCH_SKEW_NS NS_PER_S
-#define DECLARED_DEAD_EXIT_STATUS 1
 
 /* The shim's state: what init learnt, for the calls that come after it. */
 typedef struct ompi_comm_ft_detector_module_t {
@@ -67,11 +74,20 @@ typedef struct ompi_comm_ft_detector_module_t {
     /* publish() made the UCX context, or why it could not */
     bool ucx_published;
     const char *ucx_failure;
+    /* a job of one process runs no detector until it joins another */
+    bool standby;
+    /* MPI_COMM_WORLD's size, and this process's rank there */
     uint32_t world_size;
+    uint32_t world_rank;
+    /* the union's (equal to the world's until a join) */
+    uint32_t size;
     uint32_t self;
+    /* what the detector was started with, for the next one at a join */
+    ompi_comm_ft_driver_ops_t ops;
+    size_t max_message_bytes;
     /* kept from init to start, where the witnesses learn their node's pids */
     uint32_t *nodes;
-    /* by rank: ULFM already knew it failed (set on the application's
+    /* by union rank: ULFM already knew it failed (set on the application's
      * threads, read by the detector thread, which touches no ompi_proc_t) */
     uint8_t *known_failed;
 } ompi_comm_ft_detector_module_t;
@@ -99,27 +115,31 @@ static uint32_t node_id_of(char **hosts, uint32_t *count, char *host)
     return (*count)++;
 }
 
-/* Node of every rank, for ring order "node"; NULL if the runtime cannot say,
- * in which case the core treats all ranks as one node. From the host names,
- * not PMIX_NODEID: under srun --mpi=pmix, Slurm's PMIx server (22.05)
- * answers PMIX_NODEID 0 for every rank, and every rank then took all the
- * others for node-mates (docs/slurm.md). */
-static uint32_t *node_of_ranks(uint32_t size)
+/* Node of every rank of the union, for ring order "node"; NULL if the
+ * runtime cannot say, in which case the core treats all ranks as one node.
+ * From the host names, not PMIX_NODEID: under srun --mpi=pmix, Slurm's PMIx
+ * server (22.05) answers PMIX_NODEID 0 for every rank, and every rank then
+ * took all the others for node-mates (docs/slurm.md). *node_count: how
+ * many nodes. */
+static uint32_t *node_of_ranks(const opal_process_name_t *names, uint32_t size, uint32_t *node_count)
 {
     uint32_t *nodes = malloc(size * sizeof(*nodes));
     char **hosts = calloc(size, sizeof(*hosts));
-    opal_process_name_t name = *OMPI_PROC_MY_NAME;
     uint32_t count = 0;
     int rc = PMIX_SUCCESS;
 
     for (uint32_t rank = 0; NULL != nodes && NULL != hosts && rank < size; ++rank) {
+        opal_process_name_t name = names[rank];
         char *host = NULL;
-        name.vpid = rank;
-        OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &name, &host, PMIX_STRING);
+        if (name.jobid == OMPI_PROC_MY_NAME->jobid) {
+            OPAL_MODEX_RECV_VALUE_OPTIONAL(rc, PMIX_HOSTNAME, &name, &host, PMIX_STRING);
+        } else {
+            OPAL_MODEX_RECV_VALUE(rc, HOST_KEY, &name, &host, PMIX_STRING);
+        }
         if (PMIX_SUCCESS != rc || NULL == host) {
             opal_output_verbose(1, ompi_ftmpi_output_handle,
-                                "%s btl_ft: no host name for rank %u, ring order ignores nodes",
-                                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), rank);
+                                "%s btl_ft: no host name for %s, ring order ignores nodes",
+                                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), OMPI_NAME_PRINT(&name));
             free(host);
             rc = PMIX_ERROR;
             break;
@@ -130,6 +150,7 @@ static uint32_t *node_of_ranks(uint32_t size)
         free(hosts[id]);
     }
     free(hosts);
+    *node_count = count;
     if (PMIX_SUCCESS != rc || NULL == hosts) {
         free(nodes);
         return NULL;
@@ -144,13 +165,19 @@ int ompi_comm_failure_detector_publish(void)
 {
     uint32_t size = (uint32_t) ompi_process_info.num_procs;
     bool one_node;
+    int rc;
 
     ompi_comm_ft_log_init();
-    if (size < 2 || !ompi_comm_ft_detector_params_want_ucx()) {
+    if (!ompi_comm_ft_detector_params_want_ucx()) {
         return OMPI_SUCCESS;
     }
-    /* the runtime knows the job's layout before the modex */
-    one_node = ompi_process_info.num_local_peers + 1 >= size;
+    /* the runtime knows the job's layout before the modex; a spawned job
+     * may join parents on other nodes */
+    one_node = ompi_process_info.num_local_peers + 1 >= size && NULL == getenv("OMPI_PARENT_PORT");
+    /* committed with the addresses, by ucx_publish; a job that joins ours
+     * reads it (a failure only leaves the ring order without nodes there) */
+    OPAL_MODEX_SEND_VALUE(rc, PMIX_GLOBAL, HOST_KEY, opal_process_info.nodename, PMIX_STRING);
+    (void) rc;
     module.ucx_published = OMPI_SUCCESS
                            == ompi_comm_ft_ucx_publish(OMPI_PROC_MY_NAME->vpid, size, one_node,
                                                        &module.ucx_failure);
@@ -162,7 +189,7 @@ static btl_ft_config_t config_from_params(void)
 {
     btl_ft_config_t config = module.params.detector;
 
-    config.size = module.world_size;
+    config.size = module.size;
     config.self = module.self;
     config.start_skew_ns = config.timeout_ns + LAUNCH_SKEW_NS;
     /* the driver progresses a computing process every half period */
@@ -224,7 +251,7 @@ static int start_btl(ompi_comm_ft_driver_ops_t *ops, btl_ft_config_t *config,
         /* the detector thread drives the BTLs next to the application */
         opal_set_using_threads(true);
     }
-    ret = ompi_comm_ft_btl_init(module.self, module.world_size, module.params.rdma_heartbeat,
+    ret = ompi_comm_ft_btl_init(module.self, module.size, module.params.rdma_heartbeat,
                                 ompi_comm_ft_driver_deliver, handle, handle_capacity,
                                 &handle_length, max_message_bytes);
     config->flag_handle = handle_length ? handle : NULL;
@@ -242,25 +269,40 @@ static void stop_transport(void)
     }
 }
 
-static int create_core(void)
+/* The names of this job's processes, by rank (free it). */
+static opal_process_name_t *job_names(uint32_t size)
 {
-    unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
-    size_t max_message_bytes = 0;
-    btl_ft_config_t config = config_from_params();
-    ompi_comm_ft_driver_ops_t ops = common_ops;
-    char error[256] = "";
+    opal_process_name_t *names = malloc(size * sizeof(*names));
+
+    for (uint32_t rank = 0; NULL != names && rank < size; ++rank) {
+        names[rank] = (opal_process_name_t){.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = rank};
+    }
+    return names;
+}
+
+/* Node ids of this job's ranks, into module.nodes (NULL: unknown). */
+static void find_nodes(void)
+{
+    opal_process_name_t *names = job_names(module.size);
+    uint32_t node_count = 0;
+
+    module.nodes = NULL == names ? NULL : node_of_ranks(names, module.size, &node_count);
+    free(names);
+}
+
+/* The transport, and the witness's files: before MPI_Init's barrier. */
+static int start_transport(btl_ft_config_t *config, unsigned char *handle, size_t handle_capacity)
+{
     int ret;
 
-    /* before anything is set up: what the user set must pass the core */
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&config))) {
-        return ret;
-    }
     /* node ids serve the ring order, the witnesses and the transport
      * (node-mates by shared memory) */
-    module.nodes = node_of_ranks(module.world_size);
-    module.over_ucx = start_ucx(&ops, &max_message_bytes);
+    find_nodes();
+    module.ops = common_ops;
+    module.over_ucx = start_ucx(&module.ops, &module.max_message_bytes);
     if (!module.over_ucx
-        && OMPI_SUCCESS != (ret = start_btl(&ops, &config, handle, sizeof(handle), &max_message_bytes))) {
+        && OMPI_SUCCESS != (ret = start_btl(&module.ops, config, handle, handle_capacity,
+                                            &module.max_message_bytes))) {
         free(module.nodes);
         module.nodes = NULL;
         return ret;
@@ -268,16 +310,18 @@ static int create_core(void)
     if (knows_node_processes()) {
         ompi_comm_ft_witness_publish(watches_node());
     }
-    config.node_of_rank = module.nodes;
-    config.max_message_bytes = max_message_bytes;
-    ret = ompi_comm_ft_driver_init(&config, &ops, module.params.use_thread, error, sizeof(error));
+    return OMPI_SUCCESS;
+}
+
+static int create_core(btl_ft_config_t *config)
+{
+    char error[256] = "";
+    int ret;
+
+    config->max_message_bytes = module.max_message_bytes;
+    ret = ompi_comm_ft_driver_init(config, &module.ops, module.params.use_thread, error, sizeof(error));
     if (OMPI_ERR_BAD_PARAM == ret) {
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "core-rejected", true, error);
-    }
-    if (OMPI_SUCCESS != ret) {
-        stop_transport();
-        free(module.nodes);
-        module.nodes = NULL;
     }
     return ret;
 }
@@ -296,9 +340,20 @@ static int failure_kind_count(struct mca_base_pvar_t *pvar, mca_base_pvar_event_
     return OMPI_SUCCESS;
 }
 
+/* The union's kinds, read for MPI_COMM_WORLD's ranks. */
 static int failure_kind_read(const struct mca_base_pvar_t *pvar, void *value, void *obj)
 {
-    return ompi_comm_ft_driver_failure_kinds((int *) value, module.world_size);
+    int *world = (int *) value, *kinds = calloc(module.size, sizeof(*kinds));
+    opal_process_name_t name = *OMPI_PROC_MY_NAME;
+    uint32_t rank;
+    int ret = NULL == kinds ? OMPI_ERR_OUT_OF_RESOURCE
+                            : ompi_comm_ft_driver_failure_kinds(kinds, module.size);
+
+    for (name.vpid = 0; OMPI_SUCCESS == ret && name.vpid < module.world_size; ++name.vpid) {
+        world[name.vpid] = ompi_comm_ft_union_rank_of(&name, &rank) ? kinds[rank] : 0;
+    }
+    free(kinds);
+    return ret;
 }
 
 static void register_failure_kind_pvar(void)
@@ -329,9 +384,24 @@ static void register_failure_kind_pvar(void)
     OBJ_RELEASE(names); /* the variable keeps its own reference */
 }
 
+/* A job of one process has nobody to observe: it waits, with its UCX
+ * transport ready, for a join (it was spawned, or will connect). */
+static int stand_by(void)
+{
+    find_nodes();
+    module.ops = common_ops;
+    module.over_ucx = start_ucx(&module.ops, &module.max_message_bytes);
+    free(module.nodes);
+    module.nodes = NULL;
+    module.standby = module.over_ucx;
+    return OMPI_SUCCESS;
+}
+
 int ompi_comm_failure_detector_init(void)
 {
     uint32_t size = (uint32_t) ompi_comm_size(&ompi_mpi_comm_world.comm);
+    unsigned char handle[BTL_FT_HANDLE_MAX_BYTES];
+    btl_ft_config_t config;
     int ret;
 
     if (!ompi_ftmpi_enabled) {
@@ -343,19 +413,34 @@ int ompi_comm_failure_detector_init(void)
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_btl_register_tag())) {
         return ret;
     }
-    if (!module.params.enable || size < 2) {
+    if (!module.params.enable) {
         ompi_comm_ft_ucx_finalize(); /* published for nothing: a peer disabled it */
         return OMPI_SUCCESS;
     }
-    module.world_size = size;
-    module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
+    module.world_size = module.size = size;
+    module.world_rank = module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
+    config = config_from_params();
+    /* before anything is set up: what the user set must pass the core */
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&config))
+        || OMPI_SUCCESS != (ret = ompi_comm_ft_union_init(OMPI_PROC_MY_NAME->jobid, size))) {
+        return ret;
+    }
     if (NULL == (module.known_failed = calloc(size, sizeof(*module.known_failed)))) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    if (OMPI_SUCCESS != (ret = create_core())) {
-        free(module.known_failed);
-        module.known_failed = NULL;
-        return ret;
+    ompi_comm_ft_conclusions_init(module.params.fence, module.params.counters,
+                                  module.params.detector.timeout_ns);
+    ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
+    if (size < 2) {
+        return stand_by();
+    }
+    if (OMPI_SUCCESS != (ret = start_transport(&config, handle, sizeof(handle)))) {
+        goto failed;
+    }
+    config.node_of_rank = module.nodes;
+    if (OMPI_SUCCESS != (ret = create_core(&config))) {
+        stop_transport();
+        goto failed;
     }
     module.active = true;
     register_failure_kind_pvar();
@@ -366,6 +451,36 @@ int ompi_comm_failure_detector_init(void)
                         module.params.use_thread ? "in a thread" : "from progress",
                         module.over_ucx ? "its own UCX context" : "the application's BTLs");
     return OMPI_SUCCESS;
+failed:
+    free(module.nodes);
+    module.nodes = NULL;
+    free(module.known_failed);
+    module.known_failed = NULL;
+    ompi_comm_ft_union_fini();
+    return ret;
+}
+
+/* A process of this node, named by its rank in this job, ended (the node
+ * watch): the core knows it by its rank in the union. */
+static void report_job_rank(uint32_t job_rank, int kind)
+{
+    opal_process_name_t name = {.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = job_rank};
+    uint32_t rank;
+
+    if (ompi_comm_ft_union_rank_of(&name, &rank)) {
+        ompi_comm_ft_driver_report(rank, kind);
+    }
+}
+
+/* The witness knows this job's processes only. */
+static int local_state(void *context, uint32_t rank)
+{
+    opal_process_name_t name = ompi_comm_ft_union_name_of(rank);
+
+    if (name.jobid != OMPI_PROC_MY_NAME->jobid) {
+        return BTL_FT_STATE_UNKNOWN;
+    }
+    return ompi_comm_ft_witness_local_state(context, name.vpid);
 }
 
 int ompi_comm_failure_detector_start(void)
@@ -374,10 +489,10 @@ int ompi_comm_failure_detector_start(void)
         return OMPI_SUCCESS;
     }
     if (knows_node_processes()) {
-        ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.self);
+        ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.world_rank);
     }
     if (watches_node()) {
-        ompi_comm_ft_witness_watch_ends(ompi_comm_ft_driver_watch, ompi_comm_ft_driver_report);
+        ompi_comm_ft_witness_watch_ends(ompi_comm_ft_driver_watch, report_job_rank);
     }
     free(module.nodes); /* the core and the transport keep their own copies */
     module.nodes = NULL;
@@ -389,16 +504,42 @@ int ompi_comm_failure_detector_start(void)
     return ompi_comm_ft_driver_start();
 }
 
+/* The union ranks of this job's other processes (free it), in a union of
+ * several jobs: MPI_Finalize's shrink and barrier over MPI_COMM_WORLD bring
+ * them here together, and they leave the others' ring together. */
+static uint32_t *job_mates(size_t *count)
+{
+    uint32_t *mates = NULL, rank;
+    opal_process_name_t name = *OMPI_PROC_MY_NAME;
+
+    *count = 0;
+    if (0 == ompi_comm_ft_union_epoch() || NULL == (mates = malloc(module.world_size * sizeof(*mates)))) {
+        return NULL;
+    }
+    for (name.vpid = 0; name.vpid < module.world_size; ++name.vpid) {
+        if (name.vpid != module.world_rank && ompi_comm_ft_union_rank_of(&name, &rank)) {
+            mates[(*count)++] = rank;
+        }
+    }
+    return mates;
+}
+
 int ompi_comm_failure_detector_finalize(void)
 {
-    if (!module.active) {
+    uint32_t *leaving;
+    size_t leaving_count;
+
+    if (!module.active && !module.standby) {
         return OMPI_SUCCESS;
     }
     ompi_comm_ft_witness_leaving(); /* before anything that could end this process */
-    module.active = false;
-    ompi_comm_ft_driver_finalize();
+    module.active = module.standby = false;
+    leaving = job_mates(&leaving_count);
+    ompi_comm_ft_driver_finalize(NULL, leaving, leaving_count);
+    free(leaving);
     stop_transport();
     ompi_comm_ft_witness_finalize();
+    ompi_comm_ft_union_fini();
     free(module.nodes);
     module.nodes = NULL;
     free(module.known_failed);
@@ -409,14 +550,14 @@ int ompi_comm_failure_detector_finalize(void)
 static void report(const struct ompi_proc_t *proc, int kind)
 {
     const opal_process_name_t *name = &proc->super.proc_name;
+    uint32_t rank;
 
-    if (module.active && name->jobid == OMPI_PROC_MY_NAME->jobid
-        && name->vpid < module.world_size) {
-        opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: rank %u reported %s",
-                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), name->vpid,
+    if (module.active && ompi_comm_ft_union_rank_of(name, &rank)) {
+        opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: %s reported %s",
+                            OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), OMPI_NAME_PRINT(name),
                             BTL_FT_CRASHED == kind ? "ended by the runtime" : "failed by ULFM");
-        __atomic_store_n(&module.known_failed[name->vpid], 1, __ATOMIC_RELEASE);
-        ompi_comm_ft_driver_report(name->vpid, kind);
+        __atomic_store_n(&module.known_failed[rank], 1, __ATOMIC_RELEASE);
+        ompi_comm_ft_driver_report(rank, kind);
     }
 }
 
@@ -435,174 +576,214 @@ void ompi_comm_failure_detector_proc_crashed(struct ompi_proc_t *proc)
 }
 
 /* A shrink completed: the core settles the failures behind it when every
- * process it believes alive is a member (each of them answered). */
+ * process it believes alive is a member (each of them answered). Members
+ * are named by union rank; one outside the union is left out. */
 void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
 {
-    ompi_group_t *world_group = ompi_mpi_comm_world.comm.c_local_group;
     int size = ompi_comm_size(comm);
-    int *local, *world;
+    uint32_t *members, count = 0;
 
     if (!module.active || OMPI_COMM_IS_INTER(comm)) {
         return;
     }
-    local = malloc(size * sizeof(*local));
-    world = malloc(size * sizeof(*world));
-    if (NULL != local && NULL != world) {
-        for (int i = 0; i < size; ++i) {
-            local[i] = i;
-        }
-        if (OMPI_SUCCESS
-            == ompi_group_translate_ranks(comm->c_local_group, size, local, world_group, world)) {
-            /* int and uint32_t have the same size and representation here */
-            ompi_comm_ft_driver_shrunk((const uint32_t *) world, (size_t) size);
-        }
-    }
-    free(local);
-    free(world);
-}
-
-static void close_call(uint32_t emitter, int64_t silent_ns)
-{
-    ompi_comm_ft_log(0, "btl_ft: warning: heard rank %u again after %.1f ms without a heartbeat "
-                     "(timeout %.1f ms): a false failure came close; consider a larger "
-                     "mpi_ft_detector_timeout",
-                     emitter, silent_ns / 1e6, module.params.detector.timeout_ns / 1e6);
-}
-
-/* At finalize: silent when nothing came close, so a healthy job prints nothing. */
-static void report_counters(const btl_ft_stats_t *stats)
-{
-    /* one line per process, read by benchmarks (propagate, two_levels) */
-    opal_output_verbose(module.params.counters ? 0 : 10, ompi_ftmpi_output_handle,
-                        "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
-                        " notices started %" PRIu64 " sent %" PRIu64 " received %" PRIu64
-                        " malformed %" PRIu64 " newobserver %" PRIu64 " confirmations %" PRIu64
-                        " witnesses asked %" PRIu64 " answered %" PRIu64,
-                        stats->heartbeats_sent, stats->heartbeats_missed, stats->suspicions,
-                        stats->notices_started, stats->notice_messages_sent, stats->notices_received,
-                        stats->malformed_dropped, stats->new_observer_sent,
-                        stats->confirmations, stats->witness_queries,
-                        stats->witness_answers);
-    if (0 == stats->close_calls && 0 == stats->confirmed_alive && 0 == stats->late_wakeups
-        && 0 == stats->quorum_holds && 0 == stats->witnessed_running) {
+    if (NULL == (members = malloc(size * sizeof(*members)))) {
         return;
     }
-    opal_output(0, "%s btl_ft: heartbeat deadlines: %" PRIu64 " close calls, %" PRIu64
-                   " timed-out emitters that answered a probe, %" PRIu64
-                   " that a witness saw running, %" PRIu64
-                   " late wake-ups of the detector, %" PRIu64 " quorum waits",
-                OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), stats->close_calls, stats->confirmed_alive,
-                stats->witnessed_running, stats->late_wakeups, stats->quorum_holds);
+    for (int i = 0; i < size; ++i) {
+        opal_process_name_t name = ompi_group_get_proc_name(comm->c_local_group, i);
+        count += ompi_comm_ft_union_rank_of(&name, &members[count]) ? 1 : 0;
+    }
+    ompi_comm_ft_driver_shrunk(members, count);
+    free(members);
 }
 
-static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
-                           pmix_release_cbfunc_t release_fn, void *release_cbdata)
+/*
+ * A join: after MPI_Comm_spawn, spawn_multiple, connect/accept or join,
+ * both sides watch the union of their unions, each process over a new
+ * detector that starts knowing the failures both roots knew.
+ */
+
+/* Every union rank's failure as this process knows it now (free it). */
+static int *known_kinds(void)
 {
-    if (PMIX_SUCCESS != status && PMIX_OPERATION_SUCCEEDED != status) {
-        ompi_comm_ft_log(1, "btl_ft: fencing failed: %s", PMIx_Error_string(status));
+    int *kinds = calloc(module.size > 0 ? module.size : 1, sizeof(*kinds));
+
+    if (NULL != kinds && module.active) {
+        (void) ompi_comm_ft_driver_failure_kinds(kinds, module.size);
     }
-    if (NULL != release_fn) {
-        release_fn(release_cbdata);
+    for (uint32_t rank = 0; NULL != kinds && NULL != module.known_failed && rank < module.size; ++rank) {
+        if (0 == kinds[rank] && __atomic_load_n(&module.known_failed[rank], __ATOMIC_ACQUIRE)) {
+            kinds[rank] = BTL_FT_UNREACHABLE;
+        }
     }
+    return kinds;
 }
 
-/* A suspected process may only be stopped, not dead: have the runtime kill
- * it, so it can never act on a communicator that already excluded it.
- * Named from the rank alone: the detector thread touches no ompi_proc_t. */
-static void fence(uint32_t rank)
-{
-    opal_process_name_t name = {.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = rank};
-    pmix_proc_t target;
-    pmix_info_t directive;
-    pmix_status_t rc;
+/* What the next detector needs, computed before the old one stops. */
+typedef struct join_plan_t {
+    uint32_t size;
+    uint32_t self;
+    opal_process_name_t *names;
+    uint32_t *previous; /* each rank's in the old union, UINT32_MAX if new */
+    uint32_t *nodes;    /* NULL: unknown */
+    uint8_t *known_failed;
+    btl_ft_known_failure_t known[2 * OMPI_COMM_FT_UNION_FAILURES_MAX];
+    size_t known_count;
+} join_plan_t;
 
-    OPAL_PMIX_CONVERT_NAME(&target, &name);
-    PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, NULL, PMIX_BOOL);
-    rc = PMIx_Job_control_nb(&target, 1, &directive, 1, fence_complete, NULL);
-    PMIX_INFO_DESTRUCT(&directive);
-    if (PMIX_SUCCESS != rc && PMIX_OPERATION_SUCCEEDED != rc) {
-        ompi_comm_ft_log(1, "btl_ft: cannot ask the runtime to kill rank %u: %s", rank,
-                         PMIx_Error_string(rc));
-    }
+static void free_plan(join_plan_t *plan)
+{
+    free(plan->names);
+    free(plan->previous);
+    free(plan->nodes);
+    free(plan->known_failed);
+    free(plan);
 }
 
-static ompi_proc_t *world_peer(uint32_t rank)
+/* NULL (said at verbose 1) when both sides keep their own detectors. */
+static join_plan_t *plan_join(const btl_ft_membership_t *next, const ompi_comm_ft_union_view_t views[2])
 {
-    if (rank >= module.world_size || rank == module.self) {
+    join_plan_t *plan = calloc(1, sizeof(*plan));
+    uint32_t node_count = 0, old;
+
+    if (NULL == plan) {
         return NULL;
     }
-    return ompi_comm_peer_lookup(&ompi_mpi_comm_world.comm, (int) rank);
+    plan->size = btl_ft_membership_size(next);
+    plan->names = malloc(plan->size * sizeof(*plan->names));
+    plan->previous = malloc(plan->size * sizeof(*plan->previous));
+    plan->known_failed = calloc(plan->size, sizeof(*plan->known_failed));
+    if (NULL == plan->names || NULL == plan->previous || NULL == plan->known_failed
+        || 0 != btl_ft_membership_rank_of(next, OMPI_PROC_MY_NAME->jobid, OMPI_PROC_MY_NAME->vpid,
+                                          &plan->self)) {
+        free_plan(plan);
+        return NULL;
+    }
+    for (uint32_t rank = 0; rank < plan->size; ++rank) {
+        opal_process_name_t *name = &plan->names[rank];
+        (void) btl_ft_membership_member_at(next, rank, &name->jobid, &name->vpid);
+        plan->previous[rank] = ompi_comm_ft_union_rank_of(name, &old) ? old : UINT32_MAX;
+        plan->known_failed[rank] = UINT32_MAX != plan->previous[rank]
+                                   && module.known_failed[plan->previous[rank]];
+    }
+    plan->nodes = node_of_ranks(plan->names, plan->size, &node_count);
+    /* the same verdict everywhere: the same views and host names */
+    if (node_count > 1 && !(views[0].network && views[1].network)) {
+        ompi_comm_ft_log(1, "btl_ft: the connected jobs span %u nodes, and one of them runs its "
+                         "detector over shared memory only: each job keeps its own detector",
+                         node_count);
+        free_plan(plan);
+        return NULL;
+    }
+    plan->known_count = ompi_comm_ft_union_carried(next, views, plan->known,
+                                                   sizeof(plan->known) / sizeof(plan->known[0]),
+                                                   plan->self);
+    return plan;
 }
 
-static const char *kind_text(int kind)
+/* Stops the old detector, moves the transport and starts the new one.
+ * Past the first step a failure leaves this process without a detector:
+ * said at verbose 0, since the others will take its silence for a failure. */
+static int move_to(btl_ft_membership_t *next, join_plan_t *plan)
 {
-    switch (kind) {
-    case BTL_FT_CRASHED: return "crashed (the runtime or its node saw it end)";
-    case BTL_FT_UNREACHABLE: return "unreachable (a transport error)";
-    case BTL_FT_HUNG: return "hung (silent past the timeout, fenced)";
-    default: return "failed";
+    uint32_t epoch = btl_ft_membership_epoch(next);
+    int *dropped = calloc(module.size > 0 ? module.size : 1, sizeof(*dropped));
+    btl_ft_config_t config;
+    bool was_active = module.active;
+    int ret;
+
+    if (NULL == dropped) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
     }
+    if (was_active) {
+        ompi_comm_ft_driver_finalize(dropped, NULL, 0); /* hands ULFM what it had not told */
+    }
+    free(dropped);
+    module.active = module.standby = false;
+    ret = ompi_comm_ft_ucx_join(plan->self, plan->size, epoch, plan->names, plan->previous,
+                                plan->nodes, plan->known, plan->known_count);
+    ompi_comm_ft_union_adopt(next);
+    free(module.known_failed);
+    module.known_failed = plan->known_failed;
+    plan->known_failed = NULL;
+    module.size = plan->size;
+    module.self = plan->self;
+    ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
+    config = config_from_params();
+    config.node_of_rank = plan->nodes;
+    config.known_failures = plan->known;
+    config.known_failure_count = plan->known_count;
+    if (OMPI_SUCCESS == ret && OMPI_SUCCESS == (ret = create_core(&config))) {
+        ompi_comm_ft_ucx_connect();
+        if (was_active && watches_node()) {
+            ompi_comm_ft_witness_rewatch();
+        }
+        ret = ompi_comm_ft_driver_start();
+    }
+    if (OMPI_SUCCESS != ret) {
+        ompi_comm_ft_log(0, "btl_ft: the detector could not move to the union of the connected jobs "
+                         "(%d): this process goes on without it and will be declared failed by the "
+                         "others", ret);
+        return ret;
+    }
+    if (!was_active) {
+        register_failure_kind_pvar();
+    }
+    module.active = true;
+    ompi_comm_ft_log(2, "btl_ft: now watching the union of %zu jobs, %u processes (epoch %u), "
+                     "%zu of them known failed", btl_ft_membership_job_count(next), plan->size,
+                     epoch, plan->known_count);
+    return OMPI_SUCCESS;
 }
 
-static void failed(uint32_t rank, int kind)
+/* At the end of ompi_dpm_connect_accept, collective over comm on both
+ * sides. Never fails the connect: whatever goes wrong leaves each side
+ * with the detector it had. */
+int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int root,
+                                         const char *port, bool send_first)
 {
-    ompi_comm_ft_log(1, "btl_ft: rank %u failed: %s", rank, kind_text(kind));
-}
+    ompi_comm_ft_union_view_t *views = NULL, *mine = NULL;
+    btl_ft_membership_t *next = NULL;
+    join_plan_t *plan = NULL;
+    int *kinds = NULL;
+    bool joinable = (module.active || module.standby) && module.over_ucx;
+    int ret;
 
-/* This process observed `rank` fail (the core named it in `suspected`;
- * never a crash, which needs no fence). Not fenced when ULFM already knew
- * it failed (the runtime, or another observer, saw to it): a kill sent to
- * the daemon of a lost node made PRRTE end the whole job (patch 0041). */
-static void suspected(uint32_t rank)
-{
-    bool fencing = module.params.fence && rank < module.world_size && rank != module.self
-                   && !__atomic_load_n(&module.known_failed[rank], __ATOMIC_ACQUIRE);
-
-    ompi_comm_ft_log(1, "btl_ft: rank %u failed as seen from here%s", rank,
-                     fencing ? ", fencing it" : "");
-    if (fencing) {
-        fence(rank);
+    if (!ompi_ftmpi_enabled) {
+        return OMPI_SUCCESS;
     }
-}
-
-static void tell_ulfm(uint32_t rank)
-{
-    ompi_proc_t *proc = world_peer(rank);
-
-    if (NULL == proc) {
-        return;
+    views = malloc(2 * sizeof(*views));
+    mine = malloc(sizeof(*mine));
+    if (NULL == views || NULL == mine || NULL == (kinds = known_kinds())) {
+        goto done; /* the other root's lookup times out: it keeps its detector too */
     }
-    /* forward = false: the core spreads the notice, and the fence tells the
-     * runtime. Upstream's forward also notifies the local PMIx clients, which
-     * includes a falsely suspected process itself; ULFM then aborts it loudly
-     * (ompi_proc_mark_as_failed) before our notice can explain why. */
-    ompi_errhandler_proc_failed_internal(proc, PMIX_ERR_PROC_TERM_WO_SYNC, false);
-}
-
-/* ULFM's view of a failed process never reverts: a process the others declared
- * dead must not talk again. Say why, synchronously (show_help would go through
- * PMIx asynchronously and be lost), and leave without the runtime's abort
- * machinery, which would take the surviving job down with us. */
-static void declared_dead_self(uint32_t told_by, const char *reason)
-{
-    char told_by_text[32];
-    char *message;
-
-    snprintf(told_by_text, sizeof(told_by_text), "%u", told_by);
-    if (told_by == module.self) {
-        message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "cut-off", true,
-                                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME));
-    } else {
-        message = opal_show_help_string(OMPI_FT_DETECTOR_HELP_FILE, "declared-dead", true,
-                                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), told_by_text,
-                                        NULL == reason ? "(no reason given)" : reason);
+    ompi_comm_ft_union_describe(mine, joinable, comm->c_local_group, kinds);
+    mine->network = joinable && ompi_comm_ft_ucx_reaches_other_nodes();
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_union_exchange(comm, root, port, send_first, mine, views))) {
+        ompi_comm_ft_log(1, "btl_ft: the connected jobs could not tell each other their unions "
+                         "(%d): each keeps its own detector", ret);
+        goto done;
     }
-    if (NULL != message) {
-        fputs(message, stderr);
-        free(message);
+    if (!views[0].joinable || !views[1].joinable) {
+        ompi_comm_ft_log(1, "btl_ft: the %s side of the connect cannot join (no detector over its "
+                         "own UCX transport, or a live process that took no part in the connect): "
+                         "each job keeps its own detector", views[0].joinable ? "other" : "this");
+        goto done;
     }
-    fflush(stderr);
-    _exit(DECLARED_DEAD_EXIT_STATUS);
+    if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_join(next, views))) {
+        goto done; /* one union already, or said why */
+    }
+    (void) move_to(next, plan);
+    next = NULL; /* adopted, even when the detector could not follow */
+done:
+    btl_ft_membership_destroy(next);
+    if (NULL != plan) {
+        free_plan(plan);
+    }
+    free(kinds);
+    free(mine);
+    free(views);
+    return OMPI_SUCCESS;
 }
 
 /* The BTL path's; start_ucx() replaces the transport's entries. */
@@ -610,14 +791,14 @@ static const ompi_comm_ft_driver_ops_t common_ops = {
     .put_heartbeat = ompi_comm_ft_btl_put_heartbeat,
     .send = ompi_comm_ft_btl_send,
     .observer_handle = ompi_comm_ft_btl_observer_handle,
-    .local_state = ompi_comm_ft_witness_local_state,
+    .local_state = local_state,
     .read_flag = ompi_comm_ft_btl_read_flag,
     .ended = ompi_comm_ft_witness_ended,
     .wait_fd = -1,
-    .failed = failed,
-    .suspected = suspected,
-    .declared_dead_self = declared_dead_self,
-    .close_call = close_call,
-    .report_counters = report_counters,
-    .tell_ulfm = tell_ulfm,
+    .failed = ompi_comm_ft_conclusions_failed,
+    .suspected = ompi_comm_ft_conclusions_suspected,
+    .declared_dead_self = ompi_comm_ft_conclusions_declared_dead_self,
+    .close_call = ompi_comm_ft_conclusions_close_call,
+    .report_counters = ompi_comm_ft_conclusions_report_counters,
+    .tell_ulfm = ompi_comm_ft_conclusions_tell_ulfm,
 };

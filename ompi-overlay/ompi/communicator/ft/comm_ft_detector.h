@@ -27,11 +27,15 @@
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
  *   comm_ft_detector_log.c        verbose output that is safe on the detector
  *                                 thread
+ *   comm_ft_detector_union.c      the jobs the detector watches, and what two
+ *                                 of them exchange when they connect
+ *   comm_ft_detector_conclusions.c  where the core's conclusions go: log
+ *                                 lines, ULFM, the runtime's fence
  *
  * The rule: comm_ft_detector.c calls the others; they call none of each
  * other, except the driver its queues, the UCX transport its flag (and
- * its two files each other, through comm_ft_detector_ucx_internal.h), and
- * anyone the log. What one needs of
+ * its two files each other, through comm_ft_detector_ucx_internal.h), the
+ * conclusions the union (for names), and anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
  * calls in an ops table, a transport its deliver and report functions, the
  * witness its report and watch functions. mpi.shim_calls reads the object
@@ -117,7 +121,17 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
  * the message endpoints to every process, and the heartbeat endpoints to
  * every process of another node (jobs of up to 4096). */
 void ompi_comm_ft_ucx_connect(void);
+/* A join (core lock not needed: no detector runs): the union's `size`
+ * processes by name, previous[rank] a process's rank in the last union
+ * (UINT32_MAX: new to it), node ids as init's, the processes known
+ * failed (never sent to). Then connect() wires up the new ones. */
+int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch,
+                          const opal_process_name_t *names, const uint32_t *previous,
+                          const uint32_t *node_of_rank, const btl_ft_known_failure_t *failed,
+                          size_t failed_count);
 void ompi_comm_ft_ucx_finalize(void);
+/* false for a context of one node's shared memory only */
+bool ompi_comm_ft_ucx_reaches_other_nodes(void);
 /* The event fd that wakes the detector thread when a message arrives. */
 int ompi_comm_ft_ucx_wait_fd(void);
 /* Core lock held (the workers are used by whoever holds it). */
@@ -208,7 +222,11 @@ typedef struct ompi_comm_ft_driver_ops_t {
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
                              bool use_thread, char *error, size_t error_length);
 int ompi_comm_ft_driver_start(void);
-void ompi_comm_ft_driver_finalize(void);
+/* kinds: NULL at MPI_Finalize; at a join, every rank's enum
+ * btl_ft_failure_kind as the detector knew them when it stopped, and what
+ * it had not yet handed to ULFM is handed over first. leaving_too: the
+ * processes that leave with this one (btl_ft_leave). */
+void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_t leaving_count);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
@@ -252,6 +270,69 @@ void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
                               void (*ended)(uint32_t rank));
 void ompi_comm_ft_queues_stop_waiting(volatile bool *stop);
 
+/* comm_ft_detector_union.c: the union of the jobs this process is
+ * connected to, numbered by the core (btl_ft_membership_*). */
+#define OMPI_COMM_FT_UNION_JOBS_MAX 64
+#define OMPI_COMM_FT_UNION_FAILURES_MAX 1024
+typedef struct ompi_comm_ft_named_failure_t {
+    uint32_t jobid;
+    uint32_t vpid;
+    int32_t kind; /* enum btl_ft_failure_kind */
+} ompi_comm_ft_named_failure_t;
+/* What a root tells the other side's at a connect: its union, the
+ * failures it knows there, and whether it can join (joinable 0: it runs
+ * no detector, takes the BTL path, or a live process of its union is not
+ * in the connect). Fixed-size: it is broadcast as bytes. */
+typedef struct ompi_comm_ft_union_view_t {
+    uint32_t version;
+    uint32_t joinable;
+    uint32_t network; /* its detector's UCX reaches other nodes (not shared memory only) */
+    uint32_t epoch;
+    uint32_t job_count;
+    uint32_t failure_count;
+    btl_ft_job_extent_t jobs[OMPI_COMM_FT_UNION_JOBS_MAX];
+    ompi_comm_ft_named_failure_t failures[OMPI_COMM_FT_UNION_FAILURES_MAX];
+} ompi_comm_ft_union_view_t;
+
+struct ompi_group_t;
+struct ompi_communicator_t;
+/* epoch 0: this process's job alone */
+int ompi_comm_ft_union_init(uint32_t job, uint32_t size);
+void ompi_comm_ft_union_fini(void);
+uint32_t ompi_comm_ft_union_size(void);
+uint32_t ompi_comm_ft_union_epoch(void);
+bool ompi_comm_ft_union_rank_of(const opal_process_name_t *name, uint32_t *rank);
+/* OPAL_JOBID_INVALID's name beyond the union */
+opal_process_name_t ompi_comm_ft_union_name_of(uint32_t rank);
+/* kinds: every union rank's enum btl_ft_failure_kind, 0 when alive */
+void ompi_comm_ft_union_describe(ompi_comm_ft_union_view_t *view, bool joinable,
+                                 struct ompi_group_t *group, const int *kinds);
+/* Collective over comm: views[0] this side's root's view, views[1] the
+ * other side's. */
+int ompi_comm_ft_union_exchange(struct ompi_communicator_t *comm, int root, const char *port,
+                                bool send_first, const ompi_comm_ft_union_view_t *mine,
+                                ompi_comm_ft_union_view_t views[2]);
+/* The union both views make, or NULL when it is the one already watched. */
+btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views[2]);
+size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next,
+                                  const ompi_comm_ft_union_view_t views[2],
+                                  btl_ft_known_failure_t *out, size_t capacity, uint32_t self);
+/* Takes `next` (from union_of) as the union watched from now on. */
+void ompi_comm_ft_union_adopt(btl_ft_membership_t *next);
+
+/* comm_ft_detector_conclusions.c: the driver's ops for the core's
+ * conclusions. init() once, track() whenever the union changes, both
+ * while no detector thread runs. */
+void ompi_comm_ft_conclusions_init(bool fence, bool counters, int64_t timeout_ns);
+/* known_failed: by union rank, ULFM already knew it failed (not fenced again) */
+void ompi_comm_ft_conclusions_track(uint32_t size, uint32_t self, const uint8_t *known_failed);
+void ompi_comm_ft_conclusions_failed(uint32_t rank, int kind);
+void ompi_comm_ft_conclusions_suspected(uint32_t rank);
+void ompi_comm_ft_conclusions_declared_dead_self(uint32_t told_by, const char *reason);
+void ompi_comm_ft_conclusions_close_call(uint32_t emitter, int64_t silent_ns);
+void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats);
+void ompi_comm_ft_conclusions_tell_ulfm(uint32_t rank);
+
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.
  * publish() before MPI_Init's barrier, learn() after it; local_state() is
  * the core's callback (enum btl_ft_process_state). */
@@ -263,6 +344,8 @@ int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
 void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
                                      ompi_comm_ft_report_fn_t report);
 void ompi_comm_ft_witness_ended(uint32_t rank);
+/* A join replaced the detector thread's wait: the end watched goes into the new one. */
+void ompi_comm_ft_witness_rewatch(void);
 void ompi_comm_ft_witness_leaving(void);
 void ompi_comm_ft_witness_finalize(void);
 

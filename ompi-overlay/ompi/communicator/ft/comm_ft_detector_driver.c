@@ -546,9 +546,10 @@ int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count)
     return ret;
 }
 
-void ompi_comm_ft_driver_finalize(void)
+void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_t leaving_count)
 {
     btl_ft_stats_t stats;
+    uint32_t rank;
 
     if (NULL == driver.core) {
         return;
@@ -556,10 +557,19 @@ void ompi_comm_ft_driver_finalize(void)
     if (driver.running) {
         stop_driving();
     }
-    ompi_comm_ft_queues_close();
+    if (NULL == kinds) {
+        ompi_comm_ft_queues_close(); /* at a join, what they hold is handed over below */
+    }
 
     pthread_mutex_lock(&driver.core_lock);
-    (void) btl_ft_leave(driver.core, now_ns()); /* leaving: nothing left to do on failure */
+    if (NULL != kinds) { /* a join: the next detector starts from these */
+        drain_reports(now_ns());
+        for (rank = 0; rank < driver.world_size; ++rank) {
+            kinds[rank] = btl_ft_failure_kind(driver.core, rank);
+        }
+    }
+    /* leaving: nothing left to do on failure */
+    (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count);
     btl_ft_get_stats(driver.core, &stats);
     driver.ops.report_counters(&stats);
     btl_ft_destroy(driver.core);
@@ -570,6 +580,11 @@ void ompi_comm_ft_driver_finalize(void)
     if (driver.to_ulfm_armed) { /* activated, never run */
         driver.to_ulfm_armed = 0;
         opal_progress_event_users_decrement();
+    }
+    /* the next detector never reports what it starts knowing: ULFM learns
+     * it now, on this (the application's) thread */
+    while (NULL != kinds && ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
+        driver.ops.tell_ulfm(rank);
     }
     ompi_comm_ft_queues_fini();
 }

@@ -78,6 +78,17 @@
  * memory: UCX's tcp would open a listening socket and an epoll set per
  * worker for peers that do not exist: UCX then holds 8 descriptors, not 19.
  *
+ * At a join (comm_ft_detector.c: a spawn or connect made one union of
+ * two) the context, its workers and the endpoints to processes already
+ * known stay; the new processes' addresses come from what the connect
+ * brought (their job's modex), and their endpoints are wired up as at
+ * MPI_Init. A message carries its sender's union epoch, and a heartbeat
+ * word carries it in its top byte: a receiver drops another union's, sent
+ * while the processes move. A flag file is named by a rank in its job's
+ * session directory, so heartbeats to a node-mate of another job go as
+ * messages. A job of one process publishes too, and a spawned job, which
+ * may join parents on other nodes, never counts as one node.
+ *
  * This file makes the context, publishes and reads the addresses, makes
  * the endpoints and runs the lifecycle; the heartbeats and messages that
  * travel over them are comm_ft_detector_ucx_path.c's.
@@ -213,7 +224,7 @@ static ucs_status_t create_worker(ucp_worker_h *worker, bool wakes)
  * (node-mates then send their heartbeats to the heartbeat worker). */
 static void make_flag(void)
 {
-    ucx->flag = ompi_comm_ft_flag_create(ucx->self);
+    ucx->flag = ompi_comm_ft_flag_create(ucx->flag_owner);
     ucx->flag_in_file = NULL != ucx->flag;
     if (!ucx->flag_in_file) {
         ucx->flag = &ucx->own_flag_word;
@@ -284,7 +295,7 @@ static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
 static void destroy_context(void)
 {
     if (ucx->flag_in_file) {
-        ompi_comm_ft_flag_remove(ucx->self, ucx->flag);
+        ompi_comm_ft_flag_remove(ucx->flag_owner, ucx->flag);
     }
     if (NULL != ucx->hb_worker) {
         ucp_worker_destroy(ucx->hb_worker);
@@ -306,6 +317,7 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const 
     int rc;
 
     ucx->self = self;
+    ucx->flag_owner = self;
     ucx->size = size;
     make_flag();
     if (UCS_OK != (status = create_context(one_node))
@@ -368,10 +380,10 @@ static bool blob_valid(const unsigned char *blob, size_t length)
     return BLOB_VERSION == header.version && total == length;
 }
 
-/* A local lookup: the modex brought every peer's data. */
+/* A local lookup: the modex brought every peer's data (a connected job's
+ * came with the connect). */
 static bool read_blob(uint32_t rank)
 {
-    opal_process_name_t name = *OMPI_PROC_MY_NAME;
     peer_t *peer = &ucx->peers[rank];
     unsigned char *blob = NULL;
     size_t length = 0;
@@ -380,8 +392,7 @@ static bool read_blob(uint32_t rank)
     if (NULL != peer->blob) {
         return true;
     }
-    name.vpid = rank;
-    OPAL_MODEX_RECV_STRING(rc, MODEX_KEY, &name, (void **) &blob, &length);
+    OPAL_MODEX_RECV_STRING(rc, MODEX_KEY, &peer->name, (void **) &blob, &length);
     if (PMIX_SUCCESS != rc || !blob_valid(blob, length)) {
         free(blob);
         return false;
@@ -390,16 +401,22 @@ static bool read_blob(uint32_t rank)
     return true;
 }
 
+/* The argument names the peer, not its rank, which a join may change. */
+static void *peer_key(const opal_process_name_t *name)
+{
+    return (void *) (uintptr_t) (((uint64_t) name->jobid << 32) | name->vpid);
+}
+
 static void on_peer_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-    uint32_t rank = (uint32_t) (uintptr_t) arg;
-
     ++ucx->counters.peer_errors;
-    if (ucx->peers[rank].unreachable) {
-        return;
+    for (uint32_t rank = 0; rank < ucx->size; ++rank) {
+        peer_t *peer = &ucx->peers[rank];
+        if (peer_key(&peer->name) == arg && !peer->unreachable) {
+            peer->unreachable = true;
+            ompi_comm_ft_log(2, "btl_ft: ucx: rank %u unreachable: %s", rank, ucs_status_string(status));
+        }
     }
-    ucx->peers[rank].unreachable = true;
-    ompi_comm_ft_log(2, "btl_ft: ucx: rank %u unreachable: %s", rank, ucs_status_string(status));
 }
 
 /* Node-mates by shared memory, everyone else by network only, with UCX's
@@ -415,17 +432,25 @@ ucp_ep_h ompi_comm_ft_ucx_endpoint(ucp_worker_h worker, uint32_t rank, int full_
         return NULL;
     }
     params.address = blob_part(&ucx->peers[rank], local ? full_part : net_part, &length);
+    if (0 == length) {
+        return NULL; /* it has no such worker (a job of one node: no heartbeat worker) */
+    }
     if (!local) {
         params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
         params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
         params.err_handler.cb = on_peer_error;
-        params.err_handler.arg = (void *) (uintptr_t) rank;
+        params.err_handler.arg = peer_key(&ucx->peers[rank].name);
     }
     if (UCS_OK != ucp_ep_create(worker, &params, &ep)) {
         ompi_comm_ft_log(5, "btl_ft: ucx: no endpoint to rank %u", rank);
         return NULL;
     }
     return ep;
+}
+
+bool ompi_comm_ft_ucx_reaches_other_nodes(void)
+{
+    return NULL != ucx->hb_worker; /* made only where the job spans nodes, or may join one that does */
 }
 
 /* Closes without waiting for the peer: at finalize, or a peer in error. */
@@ -484,8 +509,8 @@ void ompi_comm_ft_ucx_connect(void)
     }
     for (uint32_t rank = 0; rank < ucx->size; ++rank) {
         peer_t *peer = &ucx->peers[rank];
-        if (rank == ucx->self) {
-            continue;
+        if (rank == ucx->self || NULL != peer->am_ep || peer->unreachable) {
+            continue; /* wired up already, before a join */
         }
         peer->am_ep = ompi_comm_ft_ucx_endpoint(ucx->am_worker, rank, PART_AM_FULL, PART_AM_NET);
         say_hello(peer->am_ep);
@@ -499,7 +524,7 @@ void ompi_comm_ft_ucx_connect(void)
     while (0 < ucx->hellos_in_flight && now_ns() < deadline) {
         ompi_comm_ft_ucx_progress();
     }
-    ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes (%u of other nodes) made, %d not "
+    ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes made (%u of other nodes), %d not "
                      "wired up in time", ucx->size - 1, remote, ucx->hellos_in_flight);
 }
 
@@ -542,6 +567,9 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
     ucx->deliver = deliver;
     ucx->max_message_bytes = BTL_FT_MESSAGE_MAX_BYTES;
     ucx->peers = calloc(ucx->size, sizeof(*ucx->peers));
+    for (uint32_t rank = 0; NULL != ucx->peers && rank < ucx->size; ++rank) {
+        ucx->peers[rank].name = (opal_process_name_t){.jobid = OMPI_PROC_MY_NAME->jobid, .vpid = rank};
+    }
     if (NULL != node_of_rank && NULL != (ucx->node_of_rank = malloc(ucx->size * sizeof(uint32_t)))) {
         memcpy(ucx->node_of_rank, node_of_rank, ucx->size * sizeof(uint32_t));
     }
@@ -558,6 +586,15 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
     free_peers();
     destroy_context();
     return OMPI_ERROR;
+}
+
+static void close_peer(peer_t *peer)
+{
+    ompi_comm_ft_flag_unmap(peer->mapped_flag);
+    close_endpoint(ucx->hb_worker, peer->hb_ep);
+    close_endpoint(ucx->am_worker, peer->am_ep);
+    free(peer->blob);
+    *peer = (peer_t){.name = peer->name};
 }
 
 /* Lets the LEAVE messages go, for a bounded time: a peer that is gone
@@ -577,6 +614,82 @@ static void flush_sends(void)
     }
 }
 
+/* The old union's peers that the new one keeps (previous[rank] their
+ * old rank, UINT32_MAX for a process new to it) keep their addresses and
+ * endpoints; the others are closed. */
+static peer_t *carry_peers(uint32_t size, const opal_process_name_t *names, const uint32_t *previous)
+{
+    peer_t *peers = calloc(size, sizeof(*peers));
+    uint8_t *kept = calloc(ucx->size, 1);
+
+    if (NULL == peers || NULL == kept) {
+        free(peers);
+        free(kept);
+        return NULL;
+    }
+    for (uint32_t rank = 0; rank < size; ++rank) {
+        if (previous[rank] < ucx->size) {
+            peers[rank] = ucx->peers[previous[rank]];
+            kept[previous[rank]] = 1;
+        }
+        peers[rank].name = names[rank];
+    }
+    for (uint32_t rank = 0; rank < ucx->size; ++rank) {
+        if (!kept[rank]) {
+            close_peer(&ucx->peers[rank]);
+        }
+    }
+    free(kept);
+    return peers;
+}
+
+int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, const opal_process_name_t *names,
+                          const uint32_t *previous, const uint32_t *node_of_rank,
+                          const btl_ft_known_failure_t *failed, size_t failed_count)
+{
+    uint32_t *nodes = NULL;
+    peer_t *peers;
+
+    if (NULL == ucx->context || NULL == ucx->peers) {
+        return OMPI_ERR_NOT_AVAILABLE;
+    }
+    if (NULL != node_of_rank && NULL == (nodes = malloc(size * sizeof(*nodes)))) {
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    flush_sends(); /* the old union's LEAVE messages */
+    if (NULL == (peers = carry_peers(size, names, previous))) {
+        free(nodes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (NULL != nodes) {
+        memcpy(nodes, node_of_rank, size * sizeof(*nodes));
+    }
+    free(ucx->peers);
+    free(ucx->node_of_rank);
+    ucx->peers = peers;
+    ucx->node_of_rank = nodes;
+    ucx->self = self;
+    ucx->size = size;
+    ucx->epoch = epoch;
+    ucx->last_epoch_word = 0;
+    /* nothing is sent to a process known failed: a hello to one would hold
+     * connect() until its deadline */
+    for (size_t i = 0; i < failed_count; ++i) {
+        peers[failed[i].rank].unreachable = true;
+    }
+    for (uint32_t rank = 0; rank < size; ++rank) {
+        if (peers[rank].unreachable) {
+            continue;
+        }
+        if (rank != self && !read_blob(rank)) {
+            /* its UCX did not start: unreachable here, found by its silence */
+            ompi_comm_ft_log(1, "btl_ft: ucx: %s published no address", OMPI_NAME_PRINT(&names[rank]));
+            peers[rank].unreachable = true;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
 static void report_counters(void)
 {
     const ucx_counters_t *c = &ucx->counters;
@@ -587,12 +700,12 @@ static void report_counters(void)
                      " received on the heartbeat worker; %" PRIu64
                      " new words read from the local flag; messages: %" PRIu64
                      " sent, %" PRIu64 " received, %" PRIu64 " dropped, %" PRIu64 " malformed; %" PRIu64
-                     " peer errors",
+                     " of another union dropped; %" PRIu64 " peer errors",
                      c->heartbeats_stored, c->heartbeats_sent, c->heartbeats_sent_completed,
                      c->heartbeats_skipped, c->heartbeats_as_messages, c->heartbeats_received,
                      c->flag_words_seen,
                      c->messages_sent, c->messages_received, c->messages_dropped, c->frames_malformed,
-                     c->peer_errors);
+                     c->other_epoch_dropped, c->peer_errors);
 }
 
 void ompi_comm_ft_ucx_finalize(void)
@@ -604,10 +717,7 @@ void ompi_comm_ft_ucx_finalize(void)
         flush_sends();
         report_counters();
         for (uint32_t rank = 0; rank < ucx->size; ++rank) {
-            peer_t *peer = &ucx->peers[rank];
-            ompi_comm_ft_flag_unmap(peer->mapped_flag);
-            close_endpoint(ucx->hb_worker, peer->hb_ep);
-            close_endpoint(ucx->am_worker, peer->am_ep);
+            close_peer(&ucx->peers[rank]);
         }
     }
     free_peers();

@@ -36,6 +36,7 @@ enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PARTS };
 
 
 typedef struct peer_t {
+    opal_process_name_t name; /* whose addresses, in the runtime's names */
     unsigned char *blob; /* NULL: not read */
     ucp_ep_h am_ep;
     ucp_ep_h hb_ep;
@@ -55,6 +56,7 @@ typedef struct ucx_counters_t {
     uint64_t messages_dropped;
     uint64_t messages_received;
     uint64_t frames_malformed;
+    uint64_t other_epoch_dropped; /* messages and words of another union */
     uint64_t flag_words_seen;
     uint64_t peer_errors;
 } ucx_counters_t;
@@ -68,8 +70,10 @@ typedef struct ucx_transport_t {
     uint64_t own_flag_word;
     int wait_fd;
 
-    uint32_t self;
+    uint32_t self; /* in the union */
     uint32_t size;
+    uint32_t epoch; /* the union's: a message or word of another is dropped */
+    uint32_t flag_owner; /* the rank in this process's job its flag file is named by */
     bool rdma_heartbeat;
     uint32_t *node_of_rank; /* NULL: one node */
     peer_t *peers;
@@ -82,11 +86,18 @@ typedef struct ucx_transport_t {
     int words_in_flight;
     int sends_in_flight;
     uint64_t last_flag_word;
+    uint64_t last_epoch_word; /* the last word of this epoch the flag held */
     ucx_counters_t counters;
 } ucx_transport_t;
 
 /* The one transport of this process, used under the core lock. */
 extern ucx_transport_t ompi_comm_ft_ucx_state;
+
+/* The epoch rides in a heartbeat word's top byte, above an emitter rank
+ * below 2^24 (the core's word: rank << 32 | sequence), so that a word an
+ * emitter of the last union stored is not taken for one of this union. */
+#define EPOCH_TAG_SHIFT 56
+#define EPOCH_TAGGED_SIZE_MAX (1u << 24)
 
 /* comm_ft_detector_ucx.c */
 bool ompi_comm_ft_ucx_same_node(uint32_t rank);

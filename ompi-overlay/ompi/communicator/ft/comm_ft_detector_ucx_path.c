@@ -22,20 +22,29 @@
 
 #include "ompi/communicator/ft/comm_ft_detector_ucx_internal.h"
 #include "ompi/constants.h"
+#include "ompi/runtime/ompi_rte.h"
 
 #define FRAME_KIND_MESSAGE 0
 /* heartbeat words still in flight when the next one is due: beyond this
  * the observer is not taking them, and one more would only queue */
 #define WORDS_IN_FLIGHT_MAX 4
 
-/* Prefix of every detector message, as on the BTL path. */
+/* Prefix of every detector message. The epoch names the union whose
+ * detector it is for: ranks name other processes in another. */
 typedef struct frame_header_t {
     uint8_t kind;
-    uint8_t pad[3];
+    uint8_t pad;
+    uint16_t epoch;
     uint32_t from;
 } frame_header_t;
 
 static ucx_transport_t *const ucx = &ompi_comm_ft_ucx_state;
+
+/* Whether heartbeat words carry the epoch (unions of fewer than 2^24). */
+static bool words_tagged(void)
+{
+    return ucx->size < EPOCH_TAGGED_SIZE_MAX;
+}
 
 /* How heartbeats reach this observer: its flag mapped here, or a message
  * to its heartbeat worker. */
@@ -44,7 +53,9 @@ void ompi_comm_ft_ucx_find_heartbeat_path(uint32_t observer)
     peer_t *peer = &ucx->peers[observer];
 
     peer->heartbeat_path_known = true;
-    if (ompi_comm_ft_ucx_same_node(observer) && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(observer))) {
+    /* a flag file is named by the rank in its job: only this job's are known here */
+    if (ompi_comm_ft_ucx_same_node(observer) && peer->name.jobid == OMPI_PROC_MY_NAME->jobid
+        && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(peer->name.vpid))) {
         ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by store into its mapped flag",
                          observer);
         return;
@@ -112,6 +123,9 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
     if (!peer->heartbeat_path_known) {
         ompi_comm_ft_ucx_find_heartbeat_path(observer);
     }
+    if (words_tagged()) {
+        word |= (uint64_t) (ucx->epoch & 0xff) << EPOCH_TAG_SHIFT;
+    }
     if (NULL != peer->mapped_flag) {
         __atomic_store_n(peer->mapped_flag, word, __ATOMIC_RELEASE);
         ++ucx->counters.heartbeats_stored;
@@ -137,7 +151,7 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
 /* The frame is copied: UCX may hold it until the send completes. */
 void ompi_comm_ft_ucx_send(void *context, uint32_t peer_rank, const void *bytes, size_t length)
 {
-    frame_header_t header = {.kind = FRAME_KIND_MESSAGE, .from = ucx->self};
+    frame_header_t header = {.kind = FRAME_KIND_MESSAGE, .epoch = (uint16_t) ucx->epoch, .from = ucx->self};
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
         .cb.send = send_done,
@@ -196,6 +210,10 @@ static ucs_status_t on_message(void *arg, const void *header_bytes, size_t heade
         return UCS_OK;
     }
     memcpy(&header, header_bytes, sizeof(header));
+    if ((uint16_t) ucx->epoch != header.epoch) {
+        ++ucx->counters.other_epoch_dropped; /* the sender, or this process, has not moved yet */
+        return UCS_OK;
+    }
     if (FRAME_KIND_MESSAGE != header.kind || header.from >= ucx->size) {
         ++ucx->counters.frames_malformed;
         return UCS_OK;
@@ -241,6 +259,8 @@ int ompi_comm_ft_ucx_wait_fd(void)
     return ucx->wait_fd;
 }
 
+/* A word stored by an emitter of another union is not this union's: the
+ * last word of this one stands until one comes. */
 uint64_t ompi_comm_ft_ucx_read_flag(void)
 {
     uint64_t word = __atomic_load_n(ucx->flag, __ATOMIC_ACQUIRE);
@@ -248,8 +268,13 @@ uint64_t ompi_comm_ft_ucx_read_flag(void)
     if (word != ucx->last_flag_word) {
         ucx->last_flag_word = word;
         ++ucx->counters.flag_words_seen;
+        if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != (ucx->epoch & 0xff)) {
+            ++ucx->counters.other_epoch_dropped;
+        } else {
+            ucx->last_epoch_word = word & ((UINT64_C(1) << EPOCH_TAG_SHIFT) - 1);
+        }
     }
-    return word;
+    return words_tagged() ? ucx->last_epoch_word : word;
 }
 
 static ucs_status_t on_hello(void *arg, const void *header, size_t header_length, void *data,

@@ -296,6 +296,18 @@ void ompi_comm_ft_witness_ended(uint32_t rank)
     watch_after(rank);
 }
 
+void ompi_comm_ft_witness_rewatch(void)
+{
+    uint32_t rank = watched_rank;
+
+    if (0 > watched_fd || NULL == watch_in_wait || watch_in_wait(watched_fd, rank)) {
+        return;
+    }
+    close(watched_fd);
+    watched_fd = -1;
+    watch_after(rank);
+}
+
 /* First thing in MPI_Finalize: from here on this process's end is no crash. */
 void ompi_comm_ft_witness_leaving(void)
 {

@@ -1,0 +1,261 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The union of the jobs this process is connected to: who the detector
+ * watches, numbered by the core (btl_ft_membership_*), and what two unions
+ * tell each other when they connect.
+ *
+ * At MPI_Init the union is this process's job, epoch 0. Each
+ * MPI_Comm_spawn, spawn_multiple, connect/accept or join ends with both
+ * sides' roots exchanging a view of their union (its jobs, its epoch,
+ * the failures it knows, and whether it can join) through the runtime's
+ * publish/lookup, as the connect itself exchanged its members; each root
+ * then broadcasts both views over its side's communicator. So every
+ * process of both sides holds the same two views and computes the same
+ * new union, at the later epoch plus one, with no further talk.
+ *
+ * A side can join only if every process of its union that it does not
+ * know failed took part in the connect: a process left out would never
+ * move to the new union, and the others would take its silence there
+ * for a failure. Otherwise, and on the detector's BTL path, both sides
+ * keep the unions they had, and say so at verbose 1.
+ *
+ * Rejected: piggybacking the views on the connect's own exchange of
+ * members. Its string format is parsed by upstream code at both ends;
+ * a second, private exchange leaves it as it is.
+ */
+
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "opal/mca/pmix/base/base.h"
+#include "opal/mca/pmix/pmix-internal.h"
+#include "opal/util/printf.h"
+
+#include "ompi/communicator/communicator.h"
+#include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/group/group.h"
+
+#define VIEW_VERSION 1
+/* how long a root waits for the other root's view; the other side's
+ * root publishes it right after the connect, unless it died */
+#define EXCHANGE_TIMEOUT_S 30
+
+static btl_ft_membership_t *current = NULL;
+
+int ompi_comm_ft_union_init(uint32_t job, uint32_t size)
+{
+    btl_ft_job_extent_t own = {.job = job, .size = size};
+
+    btl_ft_membership_destroy(current);
+    current = btl_ft_membership_create(&own, 1, 0);
+    return NULL == current ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+}
+
+void ompi_comm_ft_union_fini(void)
+{
+    btl_ft_membership_destroy(current);
+    current = NULL;
+}
+
+uint32_t ompi_comm_ft_union_size(void)
+{
+    return NULL == current ? 0 : btl_ft_membership_size(current);
+}
+
+uint32_t ompi_comm_ft_union_epoch(void)
+{
+    return NULL == current ? 0 : btl_ft_membership_epoch(current);
+}
+
+bool ompi_comm_ft_union_rank_of(const opal_process_name_t *name, uint32_t *rank)
+{
+    return NULL != current && 0 == btl_ft_membership_rank_of(current, name->jobid, name->vpid, rank);
+}
+
+opal_process_name_t ompi_comm_ft_union_name_of(uint32_t rank)
+{
+    opal_process_name_t name = {.jobid = OPAL_JOBID_INVALID, .vpid = OPAL_VPID_INVALID};
+
+    if (NULL != current) {
+        (void) btl_ft_membership_member_at(current, rank, &name.jobid, &name.vpid);
+    }
+    return name;
+}
+
+/* Whether every process of the union not known failed is in `group`. */
+static bool group_covers(ompi_group_t *group, const int *kinds)
+{
+    uint32_t size = ompi_comm_ft_union_size(), rank;
+    int group_size = ompi_group_size(group);
+    uint8_t *in = calloc(size, 1);
+    bool covers = NULL != in;
+
+    for (int i = 0; covers && i < group_size; ++i) {
+        opal_process_name_t name = ompi_group_get_proc_name(group, i);
+        if (ompi_comm_ft_union_rank_of(&name, &rank)) {
+            in[rank] = 1;
+        }
+    }
+    for (rank = 0; covers && rank < size; ++rank) {
+        covers = in[rank] || 0 != kinds[rank];
+    }
+    free(in);
+    return covers;
+}
+
+void ompi_comm_ft_union_describe(ompi_comm_ft_union_view_t *view, bool joinable, ompi_group_t *group,
+                                 const int *kinds)
+{
+    uint32_t size = ompi_comm_ft_union_size();
+
+    memset(view, 0, sizeof(*view));
+    view->version = VIEW_VERSION;
+    if (NULL == current) {
+        return; /* not joinable: no detector here */
+    }
+    view->epoch = btl_ft_membership_epoch(current);
+    view->job_count = (uint32_t) btl_ft_membership_job_count(current);
+    if (view->job_count > OMPI_COMM_FT_UNION_JOBS_MAX) {
+        view->job_count = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < view->job_count; ++i) {
+        view->jobs[i] = btl_ft_membership_job_at(current, i);
+    }
+    /* failures beyond the view's room are not carried: the new detector
+     * finds them again, as silent members */
+    for (uint32_t rank = 0; rank < size && view->failure_count < OMPI_COMM_FT_UNION_FAILURES_MAX; ++rank) {
+        if (0 != kinds[rank]) {
+            ompi_comm_ft_named_failure_t *failure = &view->failures[view->failure_count++];
+            opal_process_name_t name = ompi_comm_ft_union_name_of(rank);
+            failure->jobid = name.jobid;
+            failure->vpid = name.vpid;
+            failure->kind = kinds[rank];
+        }
+    }
+    view->joinable = joinable && group_covers(group, kinds);
+}
+
+/* The root's half: publish ours, look up theirs. */
+static int exchange_roots(const char *port, bool send_first, const ompi_comm_ft_union_view_t *mine,
+                          ompi_comm_ft_union_view_t *theirs)
+{
+    char *key = NULL, *other_key = NULL;
+    pmix_byte_object_t bytes = {.bytes = (char *) mine, .size = sizeof(*mine)};
+    pmix_info_t info;
+    pmix_pdata_t found;
+    int rc;
+
+    if (NULL == port
+        || 0 > opal_asprintf(&key, "%s:btl_ft:%s", port, send_first ? "connect" : "accept")
+        || 0 > opal_asprintf(&other_key, "%s:btl_ft:%s", port, send_first ? "accept" : "connect")) {
+        free(key);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    PMIX_INFO_LOAD(&info, key, &bytes, PMIX_BYTE_OBJECT);
+    PMIX_PDATA_CONSTRUCT(&found);
+    PMIX_LOAD_KEY(found.key, other_key);
+    rc = opal_pmix_base_exchange(&info, &found, EXCHANGE_TIMEOUT_S);
+    PMIX_INFO_DESTRUCT(&info);
+    if (OPAL_SUCCESS == rc && (PMIX_BYTE_OBJECT != found.value.type
+                               || sizeof(*theirs) != found.value.data.bo.size)) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    if (OPAL_SUCCESS == rc) {
+        memcpy(theirs, found.value.data.bo.bytes, sizeof(*theirs));
+    }
+    PMIX_PDATA_DESTRUCT(&found);
+    free(key);
+    free(other_key);
+    return rc;
+}
+
+/* A view as it came from another process: counts within its arrays. */
+static bool view_valid(const ompi_comm_ft_union_view_t *view)
+{
+    return VIEW_VERSION == view->version && view->job_count <= OMPI_COMM_FT_UNION_JOBS_MAX
+           && view->failure_count <= OMPI_COMM_FT_UNION_FAILURES_MAX;
+}
+
+int ompi_comm_ft_union_exchange(ompi_communicator_t *comm, int root, const char *port, bool send_first,
+                                const ompi_comm_ft_union_view_t *mine, ompi_comm_ft_union_view_t views[2])
+{
+    int status = OMPI_SUCCESS, rc;
+
+    if (ompi_comm_rank(comm) == root) {
+        views[0] = *mine;
+        status = exchange_roots(port, send_first, mine, &views[1]);
+    }
+    /* every process learns the root's verdict, even a failed exchange */
+    rc = comm->c_coll->coll_bcast(&status, 1, MPI_INT, root, comm, comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS != rc || OMPI_SUCCESS != status) {
+        return OMPI_SUCCESS != rc ? rc : status;
+    }
+    rc = comm->c_coll->coll_bcast(views, (int) (2 * sizeof(*views)), MPI_BYTE, root, comm,
+                                  comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS == rc && !(view_valid(&views[0]) && view_valid(&views[1]))) {
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    return rc;
+}
+
+/* The union of both views, at the later epoch plus one (the same at
+ * every process of both sides); NULL when nothing would change. */
+btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views[2])
+{
+    btl_ft_job_extent_t jobs[2 * OMPI_COMM_FT_UNION_JOBS_MAX];
+    uint32_t count = views[0].job_count + views[1].job_count;
+    uint32_t epoch = views[0].epoch > views[1].epoch ? views[0].epoch : views[1].epoch;
+    btl_ft_membership_t *next;
+
+    memcpy(jobs, views[0].jobs, views[0].job_count * sizeof(jobs[0]));
+    memcpy(jobs + views[0].job_count, views[1].jobs, views[1].job_count * sizeof(jobs[0]));
+    next = btl_ft_membership_create(jobs, count, epoch + 1);
+    if (NULL != next && NULL != current
+        && btl_ft_membership_size(next) == btl_ft_membership_size(current)) {
+        btl_ft_membership_destroy(next); /* both sides were one union already */
+        return NULL;
+    }
+    return next;
+}
+
+/* The known failures of both views, in ranks of `next` (count returned). */
+size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next, const ompi_comm_ft_union_view_t views[2],
+                                  btl_ft_known_failure_t *out, size_t capacity, uint32_t self)
+{
+    size_t count = 0;
+    uint32_t rank;
+
+    for (int v = 0; v < 2; ++v) {
+        for (uint32_t i = 0; i < views[v].failure_count; ++i) {
+            const ompi_comm_ft_named_failure_t *failure = &views[v].failures[i];
+            bool seen = false;
+            if (0 != btl_ft_membership_rank_of(next, failure->jobid, failure->vpid, &rank) || rank == self) {
+                continue;
+            }
+            for (size_t j = 0; j < count && !seen; ++j) {
+                seen = out[j].rank == rank;
+            }
+            if (!seen && count < capacity) {
+                out[count++] = (btl_ft_known_failure_t){.rank = rank, .kind = failure->kind};
+            }
+        }
+    }
+    return count;
+}
+
+void ompi_comm_ft_union_adopt(btl_ft_membership_t *next)
+{
+    btl_ft_membership_destroy(current);
+    current = next;
+}
