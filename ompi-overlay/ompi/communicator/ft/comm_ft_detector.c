@@ -535,7 +535,7 @@ int ompi_comm_failure_detector_finalize(void)
     ompi_comm_ft_witness_leaving(); /* before anything that could end this process */
     module.active = module.standby = false;
     leaving = job_mates(&leaving_count);
-    ompi_comm_ft_driver_finalize(NULL, leaving, leaving_count);
+    ompi_comm_ft_driver_finalize(false, leaving, leaving_count);
     free(leaving);
     stop_transport();
     ompi_comm_ft_witness_finalize();
@@ -682,23 +682,18 @@ static join_plan_t *plan_join(const btl_ft_membership_t *next, const ompi_comm_f
 }
 
 /* Stops the old detector, moves the transport and starts the new one.
- * Past the first step a failure leaves this process without a detector:
+ * A failure on the way leaves this process without a detector:
  * said at verbose 0, since the others will take its silence for a failure. */
 static int move_to(btl_ft_membership_t *next, join_plan_t *plan)
 {
     uint32_t epoch = btl_ft_membership_epoch(next);
-    int *dropped = calloc(module.size > 0 ? module.size : 1, sizeof(*dropped));
     btl_ft_config_t config;
     bool was_active = module.active;
     int ret;
 
-    if (NULL == dropped) {
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
     if (was_active) {
-        ompi_comm_ft_driver_finalize(dropped, NULL, 0); /* hands ULFM what it had not told */
+        ompi_comm_ft_driver_finalize(true, NULL, 0);
     }
-    free(dropped);
     module.active = module.standby = false;
     ret = ompi_comm_ft_ucx_join(plan->self, plan->size, epoch, plan->names, plan->previous,
                                 plan->nodes, plan->known, plan->known_count);

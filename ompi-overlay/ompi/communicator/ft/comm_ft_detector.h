@@ -222,11 +222,11 @@ typedef struct ompi_comm_ft_driver_ops_t {
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
                              bool use_thread, char *error, size_t error_length);
 int ompi_comm_ft_driver_start(void);
-/* kinds: NULL at MPI_Finalize; at a join, every rank's enum
- * btl_ft_failure_kind as the detector knew them when it stopped, and what
- * it had not yet handed to ULFM is handed over first. leaving_too: the
- * processes that leave with this one (btl_ft_leave). */
-void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_t leaving_count);
+/* hand_over: at a join, what the detector had not yet told ULFM is told
+ * now, on the calling thread (the next detector never reports what it
+ * starts knowing); false at MPI_Finalize. leaving_too: the processes that
+ * leave with this one (btl_ft_leave). */
+void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);

@@ -546,7 +546,7 @@ int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count)
     return ret;
 }
 
-void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_t leaving_count)
+void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count)
 {
     btl_ft_stats_t stats;
     uint32_t rank;
@@ -557,16 +557,13 @@ void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_
     if (driver.running) {
         stop_driving();
     }
-    if (NULL == kinds) {
+    if (!hand_over) {
         ompi_comm_ft_queues_close(); /* at a join, what they hold is handed over below */
     }
 
     pthread_mutex_lock(&driver.core_lock);
-    if (NULL != kinds) { /* a join: the next detector starts from these */
+    if (hand_over) { /* the failures ULFM reported reach the core, and their conclusions ULFM */
         drain_reports(now_ns());
-        for (rank = 0; rank < driver.world_size; ++rank) {
-            kinds[rank] = btl_ft_failure_kind(driver.core, rank);
-        }
     }
     /* leaving: nothing left to do on failure */
     (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count);
@@ -583,7 +580,7 @@ void ompi_comm_ft_driver_finalize(int *kinds, const uint32_t *leaving_too, size_
     }
     /* the next detector never reports what it starts knowing: ULFM learns
      * it now, on this (the application's) thread */
-    while (NULL != kinds && ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
+    while (hand_over && ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
         driver.ops.tell_ulfm(rank);
     }
     ompi_comm_ft_queues_fini();
