@@ -8,129 +8,19 @@
 
 #include "btl_ft/assert.hpp"
 #include "btl_ft/dead_set.hpp"
+#include "wire_codec.hpp"
 
 namespace btl_ft::wire {
 namespace {
 
-class reader {
-public:
-    explicit reader(std::span<const std::byte> bytes) : bytes_(bytes) {}
+using codec::reader;
+using codec::writer;
 
-    std::size_t left() const { return bytes_.size() - at_; }
-    status error() const { return error_; }
-    bool ok() const { return error_ == status::ok; }
-    void fail(status why) {
-        if (ok()) error_ = why;
-    }
-
-    std::uint8_t byte() {
-        if (!ok() || left() < 1) {
-            fail(status::truncated);
-            return 0;
-        }
-        return std::to_integer<std::uint8_t>(bytes_[at_++]);
-    }
-
-    std::uint64_t u64() {
-        std::uint64_t value = 0;
-        for (unsigned i = 0; i < 8; ++i) {
-            value |= std::uint64_t{byte()} << (8 * i);
-        }
-        return value;
-    }
-
-    // LEB128, at most 5 bytes, shortest form only.
-    std::uint32_t varint() {
-        std::uint64_t value = 0;
-        for (unsigned i = 0; i < max_varint_bytes; ++i) {
-            const std::uint8_t next = byte();
-            if (!ok()) return 0;
-            value |= std::uint64_t{next & 0x7fu} << (7 * i);
-            if ((next & 0x80u) == 0) {
-                if ((i > 0 && next == 0) || value > 0xffffffffULL) {
-                    fail(status::bad_varint);
-                }
-                return static_cast<std::uint32_t>(value);
-            }
-        }
-        fail(status::bad_varint);
-        return 0;
-    }
-
-    void copy(std::span<std::byte> into) {
-        if (!ok() || left() < into.size()) {
-            fail(status::truncated);
-            return;
-        }
-        std::copy_n(bytes_.begin() + static_cast<std::ptrdiff_t>(at_), into.size(), into.begin());
-        at_ += into.size();
-    }
-
-    // First rank, then strictly positive gaps, every rank below `size`.
-    void rank_list(rank_t size, std::vector<rank_t>& out) {
-        out.clear();
-        const std::uint32_t count = varint();
-        if (!ok()) return;
-        if (count > size) return fail(status::rank_out_of_range);
-        if (count > left()) return fail(status::truncated);
-        out.reserve(count);
-        std::uint64_t rank = 0;
-        for (std::uint32_t i = 0; i < count && ok(); ++i) {
-            const std::uint32_t step = varint();
-            if (i > 0 && step == 0) return fail(status::unsorted);
-            rank = (i == 0 ? 0 : rank) + step;
-            if (rank >= size) return fail(status::rank_out_of_range);
-            out.push_back(static_cast<rank_t>(rank));
-        }
-    }
-
-private:
-    std::span<const std::byte> bytes_;
-    std::size_t at_ = 0;
-    status error_ = status::ok;
-};
-
-// The encodings every writer shares, over the writer's own byte(): one
-// growing into a vector, one filling a fixed array where nothing may allocate.
-template <typename Self>
-class encoder {
-public:
-    void header(msg_type type) {
-        self().byte(magic0);
-        self().byte(magic1);
-        self().byte(version);
-        self().byte(static_cast<std::uint8_t>(type));
-    }
-    void varint(std::uint32_t value) {
-        for (; value >= 0x80u; value >>= 7) self().byte(static_cast<std::uint8_t>(value | 0x80u));
-        self().byte(static_cast<std::uint8_t>(value));
-    }
-    void u64(std::uint64_t value) {
-        for (unsigned i = 0; i < 8; ++i) self().byte(static_cast<std::uint8_t>(value >> (8 * i)));
-    }
-
-private:
-    Self& self() { return static_cast<Self&>(*this); }
-};
-
-class writer : public encoder<writer> {
-public:
-    explicit writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
-
-    void byte(std::uint8_t value) { out_.push_back(std::byte{value}); }
-    void rank_list(std::span<const rank_t> ranks) {
-        varint(static_cast<std::uint32_t>(ranks.size()));
-        rank_t previous = 0;
-        for (std::size_t i = 0; i < ranks.size(); ++i) {
-            BTL_FT_ASSERT(i == 0 || ranks[i] > previous, "encoding a rank list that is not strictly increasing");
-            varint(ranks[i] - previous);
-            previous = ranks[i];
-        }
-    }
-
-private:
-    std::vector<std::byte>& out_;
-};
+// The detector's magic and version open every message.
+template <typename Writer>
+void put_header(Writer& put, msg_type type) {
+    put.header(magic0, magic1, version, static_cast<std::uint8_t>(type));
+}
 
 // Two sorted lists share no rank.
 bool disjoint(const std::vector<rank_t>& x, const std::vector<rank_t>& y) {
@@ -206,7 +96,7 @@ void decode_body(reader& in, const limits& bounds, message& out) {
 }
 
 // A fixed-size little encoder for the messages that must not allocate.
-class array_writer : public encoder<array_writer> {
+class array_writer : public codec::encoder<array_writer> {
 public:
     explicit array_writer(std::span<std::byte> into) : into_(into) {}
     void byte(std::uint8_t value) {
@@ -261,7 +151,7 @@ std::array<std::byte, header_bytes> encode_declared_dead() {
 
 std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byte, max_probe_bytes>& out) {
     array_writer put(out);
-    put.header(msg_type::probe);
+    put_header(put, msg_type::probe);
     put.varint(round);
     return put.used();
 }
@@ -269,7 +159,7 @@ std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byt
 std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
                                               std::array<std::byte, max_probe_reply_bytes>& out) {
     array_writer put(out);
-    put.header(msg_type::probe_reply);
+    put_header(put, msg_type::probe_reply);
     put.varint(round);
     put.u64(word);
     return put.used();
@@ -278,7 +168,7 @@ std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t
 std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
                                           std::array<std::byte, max_witness_bytes>& out) {
     array_writer put(out);
-    put.header(msg_type::witness);
+    put_header(put, msg_type::witness);
     put.varint(round);
     put.varint(subject);
     return put.used();
@@ -287,7 +177,7 @@ std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
 std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
                                                 std::array<std::byte, max_witness_reply_bytes>& out) {
     array_writer put(out);
-    put.header(msg_type::witness_reply);
+    put_header(put, msg_type::witness_reply);
     put.varint(round);
     put.varint(subject);
     put.byte(static_cast<std::uint8_t>(state));
@@ -297,7 +187,7 @@ std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subj
 void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out) {
     BTL_FT_ASSERT(handle.size() <= max_handle_bytes, "flag handle too long");
     writer put(out);
-    put.header(msg_type::new_observer);
+    put_header(put, msg_type::new_observer);
     put.byte(static_cast<std::uint8_t>(handle.size()));
     out.insert(out.end(), handle.begin(), handle.end());
 }
@@ -305,7 +195,7 @@ void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byt
 void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
     BTL_FT_ASSERT(fields.route <= route_tag_max, "route tag out of range");
     writer put(out);
-    put.header(msg_type::notice);
+    put_header(put, msg_type::notice);
     put.byte(static_cast<std::uint8_t>(fields.mode));
     put.byte(fields.route);
     put.varint(fields.source);
@@ -320,7 +210,7 @@ void encode_notice(const notice_fields& fields, std::vector<std::byte>& out) {
 
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out) {
     writer put(out);
-    put.header(msg_type::leave);
+    put_header(put, msg_type::leave);
     put.rank_list(departed);
 }
 
@@ -342,6 +232,7 @@ const char* describe(status value) {
     case status::bad_mode: return "unknown notice mode";
     case status::bad_route: return "route tag out of range";
     case status::bad_state: return "unknown process state";
+    case status::bad_value_length: return "value of the wrong length";
     }
     return "?";
 }
