@@ -134,6 +134,7 @@ std::string help_text() {
 Usage:
   ftsim --nodes N --failures F --scenario lownoise|lowlat --propagator hba|bmg|chord --runs R --seed S [options]
   ftsim --swim --nodes N --runs R --seed S
+  ftsim allreduce --nodes N [options]   (the survivor allreduce, seed 001: ftsim allreduce --help)
 
 Drives the real btl_ft::detector state machines: heartbeats on the observation
 ring, ring mending and failure notices, with message delays uniform in (0, tau].

@@ -1,14 +1,17 @@
-// libFuzzer target for the wire decoder. Beyond "no crash, no out-of-bounds
-// read" (AddressSanitizer), it checks the decoder's contract: whatever
-// decodes re-encodes to exactly the same bytes (one canonical form), and the
-// decoded notice satisfies what the detector relies on (sorted, in range,
-// failed and departed disjoint, source in neither).
+// libFuzzer target for the wire decoders: the detector's and the survivor
+// allreduce's. Beyond "no crash, no out-of-bounds read" (AddressSanitizer),
+// it checks each decoder's contract: whatever decodes re-encodes to exactly
+// the same bytes (one canonical form), and the decoded notice satisfies what
+// the detector relies on (sorted, in range, failed and departed disjoint,
+// source in neither), the decoded contributors what the allreduce relies on
+// (in range, the value of the call's length).
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <vector>
 
+#include "btl_ft/allreduce_wire.hpp"
 #include "btl_ft/wire.hpp"
 
 namespace {
@@ -83,11 +86,24 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     }
 }
 
+void check_allreduce(std::span<const std::byte> bytes, const allreduce_wire::limits& bounds) {
+    allreduce_wire::message msg;
+    if (allreduce_wire::decode(bytes, bounds, msg) != wire::status::ok) return;
+    std::vector<std::byte> again;
+    allreduce_wire::encode(msg, again);
+    require(std::ranges::equal(again, bytes));
+    require(msg.root < bounds.size && msg.decided_by < bounds.size);
+    const auto ranges = msg.contributors.ranges();
+    require(ranges.empty() || ranges.back().end <= bounds.size);
+    require(msg.type == allreduce_wire::msg_type::ack ? msg.value.empty() : msg.value.size() == bounds.value_bytes);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
     check(bytes, {1u << 20, 4096});
     check(bytes, {17, 256});  // a small job, where range checks bite
+    check_allreduce(bytes, {17, 8});
     return 0;
 }

@@ -1,5 +1,5 @@
 // Writes a small seed corpus for the wire fuzzer: one valid message of each
-// type (several notices), so the fuzzer starts from the accepted grammar
+// type (several notices, and the survivor allreduce's), so the fuzzer starts from the accepted grammar
 // instead of having to discover the magic and varints by itself.
 #include <array>
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "btl_ft/allreduce_wire.hpp"
 #include "btl_ft/detector.hpp"
 #include "btl_ft/wire.hpp"
 
@@ -50,5 +51,15 @@ int main(int argc, char** argv) {
     write(directory, "witness", wire::encode_witness(300, 5, witness));
     std::array<std::byte, wire::max_witness_reply_bytes> verdict{};
     write(directory, "witness_reply", wire::encode_witness_reply(300, 5, process_state::running, verdict));
+    // The survivor allreduce's messages, in a job of 17 (the fuzzer's limits).
+    const rank_ranges contributors({{0, 3}, {5, 17}});
+    const std::vector<std::byte> value(8, std::byte{0x11});
+    using allreduce_wire::msg_type;
+    for (const auto& [type, name] : {std::pair{msg_type::partial, "ar_partial"}, std::pair{msg_type::hold, "ar_hold"},
+                                     std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"},
+                                     std::pair{msg_type::ack, "ar_ack"}}) {
+        allreduce_wire::encode(type, 4, 1, 2, contributors, value, out);
+        write(directory, name, out);
+    }
     return 0;
 }

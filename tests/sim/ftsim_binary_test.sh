@@ -61,5 +61,13 @@ echo "$two" | grep -q '"hierarchy":"node".*"across_nodes":{"heartbeats_per_perio
 swim=$("$ftsim" --swim --nodes 1000 --runs 3 --seed 9)
 echo "$swim" | grep -q '"mode":"swim".*"seed":9' || fail "swim output: $swim"
 
+"$ftsim" --help | grep -q "ftsim allreduce" || fail "--help does not name the allreduce mode"
+"$ftsim" allreduce --help | grep -q -- "--inactive-unknown" || fail "allreduce --help does not document --inactive-unknown"
+check_rejects --radix allreduce --nodes 64 --radix one
+check_rejects --nodes allreduce --runs 2
+ar=$("$ftsim" allreduce --nodes 64,128 --inactive 2 --inactive-unknown --faults 0,3 --runs 3 --seed 7)
+[ $? -eq 0 ] || fail "allreduce run exited non-zero"
+[ "$(echo "$ar" | grep -c '"mode":"allreduce".*"violating_runs":0')" -eq 4 ] || fail "allreduce output: $ar"
+
 [ "$failures" -eq 0 ] && echo "ftsim binary: all checks passed"
 exit "$failures"

@@ -101,6 +101,7 @@ enum class status : std::uint8_t {
     bad_mode,
     bad_route,
     bad_state,          // a WITNESS_REPLY state above `gone`
+    bad_value_length,   // an allreduce value not of the call's length
 };
 const char* describe(status value);
 

@@ -1,0 +1,58 @@
+// The survivor allreduce's wire format (survivor_allreduce.hpp). Its own
+// magic, "fr", so that a message on the wrong channel is refused, and the
+// same rules as the detector's format (wire.hpp): 4-byte header, LEB128
+// varints in their shortest form, nothing read out of bounds, no trailing
+// byte, so a message that decodes re-encodes to the same bytes.
+//
+//   PARTIAL  sequence, contributors, value      (up the tree)
+//   HOLD     sequence, decided_by, contributors, value
+//                                              (to a new root: "the old root decided this")
+//   RESULT   sequence, root, decided_by, contributors, value
+//                                              (down the tree; root: the root it travels under)
+//   PREPARE  as RESULT                         (root to its successor, which answers ACK)
+//   ACK      sequence, root                    ("I hold your decision")
+//
+// contributors: a count of ranges, then for each the gap from the end of the
+// previous one (from 0 for the first; at least 1 after it, as ranges never
+// touch) and its length (at least 1). value: its length, which must be the
+// call's, then the bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "btl_ft/rank_ranges.hpp"
+#include "btl_ft/types.hpp"
+#include "btl_ft/wire.hpp"
+
+namespace btl_ft::allreduce_wire {
+
+inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
+inline constexpr std::uint8_t magic1 = 0x72;  // 'r'
+inline constexpr std::uint8_t version = 1;
+
+enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, ack = 5 };
+
+struct message {
+    msg_type type = msg_type::partial;
+    std::uint32_t sequence = 0;
+    rank_t root = 0;        // result, prepare, ack
+    rank_t decided_by = 0;  // hold, result, prepare
+    rank_ranges contributors;
+    std::vector<std::byte> value;
+};
+
+struct limits {
+    rank_t size;              // every rank below it
+    std::size_t value_bytes;  // the call's value length
+};
+
+wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
+void encode(const message& in, std::vector<std::byte>& out);
+// The same, from parts, without building a message.
+void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
+            std::span<const std::byte> value, std::vector<std::byte>& out);
+
+}  // namespace btl_ft::allreduce_wire

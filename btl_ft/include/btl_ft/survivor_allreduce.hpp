@@ -1,0 +1,173 @@
+// An allreduce that completes despite failures (seed 001), fed by the
+// detector: every process that returns holds the same value, reduced over a
+// contributor set that holds every process not known failed when the root
+// decided, each exactly once.
+//
+// The tree is seed 001's k-nomial tree with its repairs: a process whose
+// parent failed sends to its nearest live ancestor (the grandparent, or
+// above), and a process adopts the children of a failed child. What the
+// seed finds with keep-alives and ACK timeouts comes here from on_failed(),
+// which the caller feeds with the detector's conclusions: no timer, no ACK,
+// two messages per process when nothing fails.
+//
+//   UP    Each process combines its value with the partials of its live
+//         subtree. A partial carries its contributor set; one that meets
+//         the set already combined is dropped (it came from a failed process
+//         whose subtree re-sent around it), so nothing counts twice.
+//         Once its subtree is covered (every rank combined or failed) a
+//         process freezes its partial and sends it up, again to each new
+//         nearest live ancestor if its parent fails.
+//   ROOT  The lowest live rank. When covered, it decides: the value and
+//         the contributor set travel down as RESULT.
+//   DOWN  RESULT goes to every live child, and to the children of a child
+//         that fails. A process returns once it holds RESULT.
+//   ROOT FAILS  The next lowest live rank becomes root. A process holding
+//         the old root's RESULT reports it (HOLD) instead of its partial,
+//         and the new root adopts it, so a decision seen by a survivor is
+//         never replaced. Nothing from a process known failed is taken, so
+//         a late RESULT of a failed root never reaches a process that has
+//         moved on to the next one. A root sends its own decision to its
+//         successor (the next root) first, and to anyone else only once the
+//         successor answered ACK: a root the others already declared failed,
+//         but not yet stopped, then cannot spread a decision the next root
+//         does not hold.
+//
+// Guarantees, with a detector whose failures are permanent (a process
+// declared failed stops, as btl_ft fences it): every process alive at the
+// end returns the same (value, contributors); each contributor counts once;
+// every process alive at the end is a contributor. A process that returned
+// and then failed can have held a value nobody else kept only if every
+// process holding it failed too (the root, its successor and the first
+// processes they sent to). A process that finds itself outside the
+// contributors it receives (the others declared it failed) ends `excluded`
+// instead. Left open: a root declared failed while it still runs, together
+// with the failure of its successor in the same call.
+//
+// Sequence numbers separate consecutive calls on one communicator; a
+// process runs at most one call ahead of any live peer, so the next call's
+// early messages are kept and the previous call keeps serving (forwarding
+// RESULT, reporting HOLD) until the next one completes.
+//
+// Rejected alternative: seed 001's own detection (keep-alives and ACKs
+// along tree edges, with timeouts computed from the tree): one timeout per
+// serial fault, 2 s each in its Table 1, where btl_ft knows of a crash in
+// milliseconds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "btl_ft/allreduce_wire.hpp"
+#include "btl_ft/dead_set.hpp"
+#include "btl_ft/knomial_tree.hpp"
+#include "btl_ft/rank_ranges.hpp"
+#include "btl_ft/types.hpp"
+
+namespace btl_ft {
+
+// Transport contract: a message is delivered at most once, in any order,
+// possibly never if either end fails. The bytes are valid during the call.
+class collective_transport {
+public:
+    virtual ~collective_transport() = default;
+    virtual void send(rank_t peer, std::span<const std::byte> bytes) = 0;
+};
+
+// `into = into (+) value`, for an associative and commutative operation.
+// Every process's result is computed by the root alone, so rounding is the
+// same everywhere even for floating point.
+class reduce_operation {
+public:
+    virtual ~reduce_operation() = default;
+    virtual void combine(std::span<std::byte> into, std::span<const std::byte> value) const = 0;
+};
+
+struct allreduce_config {
+    rank_t size = 0;
+    rank_t self = 0;
+    std::uint32_t radix = 2;
+    std::size_t value_bytes = 0;  // every process's value has this length
+};
+
+enum class allreduce_status : std::uint8_t {
+    idle,      // no call yet
+    running,   // the current call has no result here yet
+    done,      // result() holds it
+    excluded,  // the others declared this process failed: no result for it
+};
+
+struct allreduce_stats {
+    std::uint64_t partials_sent = 0;
+    std::uint64_t results_sent = 0;
+    std::uint64_t holds_sent = 0;
+    std::uint64_t acks_sent = 0;
+    std::uint64_t received = 0;
+    std::uint64_t malformed = 0;         // dropped: did not decode
+    std::uint64_t from_failed = 0;       // dropped: the sender is known failed
+    std::uint64_t out_of_sequence = 0;   // dropped: neither this call, the last, nor the next
+    std::uint64_t overlapping = 0;       // partials dropped: they meet what is combined
+    std::uint64_t conflicts = 0;         // a second, different decision (never, unless a failure reverted)
+    std::uint64_t root_takeovers = 0;    // this process became root of a call after the first root failed
+};
+
+class survivor_allreduce {
+public:
+    survivor_allreduce(const allreduce_config& config, collective_transport& transport,
+                       const reduce_operation& operation);
+    ~survivor_allreduce();
+    survivor_allreduce(const survivor_allreduce&) = delete;
+    survivor_allreduce& operator=(const survivor_allreduce&) = delete;
+
+    // Ranks known failed (any order, repeats allowed), at any time.
+    void on_failed(std::span<const rank_t> ranks);
+    // Starts the next call with this process's value (value_bytes long).
+    // The previous call must have ended here (done or excluded).
+    void begin(std::span<const std::byte> value);
+    void on_message(rank_t from, std::span<const std::byte> bytes);
+
+    allreduce_status status() const;
+    std::uint32_t sequence() const;                 // of the current call; 0 before the first
+    std::span<const std::byte> result() const;      // status done
+    const rank_ranges& contributors() const;        // status done
+    rank_t decided_by() const;                      // the root that computed it
+    const allreduce_stats& stats() const { return stats_; }
+    const dead_set& failed() const { return failed_; }
+
+    struct call;  // one call's state (survivor_allreduce.cpp)
+
+private:
+    void deliver(rank_t from, std::span<const std::byte> bytes);
+    void progress(call& op);
+    void progress_up(call& op);
+    void progress_down(call& op);
+    void decide(call& op);
+    void adopt(call& op, std::span<const std::byte> value, const rank_ranges& set, rank_t decided_by, rank_t root);
+    void combine(call& op, const rank_ranges& set, std::span<const std::byte> value);
+    void handle(call& op, rank_t from, const allreduce_wire::message& message);
+    rank_t root() const;                        // the lowest rank not known failed
+    rank_t nearest_live_parent(rank_t rank) const;  // or the root
+    void live_children(rank_t rank, std::vector<rank_t>& out) const;
+    void expand(rank_t rank, std::vector<rank_t>& out) const;
+    bool covered(const call& op) const;
+    bool release(call& op);
+    void send_result(call& op, rank_t to, allreduce_wire::msg_type type);
+    void send_ack(const call& op, rank_t to, rank_t root);
+    rank_t successor() const;  // the lowest rank above this one not known failed
+
+    allreduce_config config_;
+    collective_transport& transport_;
+    const reduce_operation& operation_;
+    knomial_tree tree_;
+    dead_set failed_;
+    bool self_failed_ = false;
+    std::unique_ptr<call> current_;
+    std::unique_ptr<call> previous_;
+    std::vector<std::pair<rank_t, std::vector<std::byte>>> early_;  // for the next call
+    std::vector<std::byte> scratch_;
+    allreduce_stats stats_;
+};
+
+}  // namespace btl_ft

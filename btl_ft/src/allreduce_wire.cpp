@@ -1,0 +1,101 @@
+// Encoder and decoder of allreduce_wire.hpp, on the core's shared codec.
+// A count of ranges or a value length is checked against the bytes left
+// before anything is reserved, so a forged one cannot make it allocate.
+#include "btl_ft/allreduce_wire.hpp"
+
+#include "btl_ft/assert.hpp"
+#include "wire_codec.hpp"
+
+namespace btl_ft::allreduce_wire {
+namespace {
+
+using wire::status;
+
+bool has_root(msg_type type) {
+    return type == msg_type::result || type == msg_type::prepare || type == msg_type::ack;
+}
+
+bool has_decision(msg_type type) {
+    return type == msg_type::hold || type == msg_type::result || type == msg_type::prepare;
+}
+
+void read_ranges(wire::codec::reader& in, rank_t size, rank_ranges& out) {
+    const std::uint32_t count = in.varint();
+    if (!in.ok()) return;
+    if (count > size) return in.fail(status::rank_out_of_range);
+    if (count > in.left() / 2) return in.fail(status::truncated);
+    std::vector<rank_range> ranges;
+    ranges.reserve(count);
+    std::uint64_t end = 0;
+    for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+        const std::uint32_t gap = in.varint();
+        const std::uint32_t length = in.varint();
+        if (!in.ok()) return;
+        if ((i > 0 && gap == 0) || length == 0) return in.fail(status::unsorted);
+        const std::uint64_t begin = end + gap;
+        end = begin + length;
+        if (end > size) return in.fail(status::rank_out_of_range);
+        ranges.push_back({static_cast<rank_t>(begin), static_cast<rank_t>(end)});
+    }
+    out = rank_ranges(std::move(ranges));
+}
+
+void read_value(wire::codec::reader& in, std::size_t value_bytes, std::vector<std::byte>& out) {
+    const std::uint32_t length = in.varint();
+    if (!in.ok()) return;
+    if (length != value_bytes) return in.fail(status::bad_value_length);
+    if (length > in.left()) return in.fail(status::truncated);
+    out.resize(length);
+    in.copy(out);
+}
+
+}  // namespace
+
+wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
+    wire::codec::reader in(bytes);
+    const std::uint8_t m0 = in.byte(), m1 = in.byte(), v = in.byte(), type = in.byte();
+    if (!in.ok()) return in.error();
+    if (m0 != magic0 || m1 != magic1) return status::bad_magic;
+    if (v != version) return status::bad_version;
+    if (type < static_cast<std::uint8_t>(msg_type::partial) || type > static_cast<std::uint8_t>(msg_type::ack)) {
+        return status::bad_type;
+    }
+    out.type = static_cast<msg_type>(type);
+    out.sequence = in.varint();
+    out.root = has_root(out.type) ? in.varint() : 0;
+    out.decided_by = has_decision(out.type) ? in.varint() : 0;
+    if (in.ok() && (out.root >= bounds.size || out.decided_by >= bounds.size)) in.fail(status::rank_out_of_range);
+    out.contributors = rank_ranges();
+    out.value.clear();
+    if (out.type != msg_type::ack) {
+        read_ranges(in, bounds.size, out.contributors);
+        read_value(in, bounds.value_bytes, out.value);
+    }
+    if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);
+    return in.error();
+}
+
+void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
+            std::span<const std::byte> value, std::vector<std::byte>& out) {
+    wire::codec::writer put(out);
+    put.header(magic0, magic1, version, static_cast<std::uint8_t>(type));
+    put.varint(sequence);
+    if (has_root(type)) put.varint(root);
+    if (has_decision(type)) put.varint(decided_by);
+    if (type == msg_type::ack) return;
+    put.varint(static_cast<std::uint32_t>(contributors.ranges().size()));
+    rank_t end = 0;
+    for (const rank_range& range : contributors.ranges()) {
+        put.varint(range.begin - end);
+        put.varint(range.end - range.begin);
+        end = range.end;
+    }
+    put.varint(static_cast<std::uint32_t>(value.size()));
+    for (const std::byte item : value) put.byte(std::to_integer<std::uint8_t>(item));
+}
+
+void encode(const message& in, std::vector<std::byte>& out) {
+    encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out);
+}
+
+}  // namespace btl_ft::allreduce_wire

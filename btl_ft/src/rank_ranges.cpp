@@ -1,0 +1,92 @@
+// Range-set operations by merging the two sorted range lists, so each costs
+// the number of ranges, never the number of ranks.
+#include "btl_ft/rank_ranges.hpp"
+
+#include <algorithm>
+
+#include "btl_ft/assert.hpp"
+#include "btl_ft/dead_set.hpp"
+
+namespace btl_ft {
+namespace {
+
+bool well_formed(const std::vector<rank_range>& ranges) {
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+        if (ranges[i].begin >= ranges[i].end) return false;
+        if (i > 0 && ranges[i].begin <= ranges[i - 1].end) return false;  // overlapping or adjacent
+    }
+    return true;
+}
+
+}  // namespace
+
+rank_ranges::rank_ranges(std::vector<rank_range> ranges) : ranges_(std::move(ranges)) {
+    BTL_FT_ASSERT(well_formed(ranges_), "rank ranges not sorted, empty, overlapping or adjacent");
+}
+
+rank_t rank_ranges::count() const {
+    rank_t total = 0;
+    for (const rank_range& range : ranges_) total += range.end - range.begin;
+    return total;
+}
+
+bool rank_ranges::contains(rank_t rank) const {
+    const auto after = std::upper_bound(ranges_.begin(), ranges_.end(), rank,
+                                        [](rank_t value, const rank_range& range) { return value < range.begin; });
+    return after != ranges_.begin() && rank < std::prev(after)->end;
+}
+
+bool rank_ranges::includes(const rank_ranges& other) const {
+    // Ranges are non-adjacent, so each of other's lies inside one of ours.
+    auto mine = ranges_.begin();
+    for (const rank_range& range : other.ranges_) {
+        while (mine != ranges_.end() && mine->end <= range.begin) ++mine;
+        if (mine == ranges_.end() || mine->begin > range.begin || mine->end < range.end) return false;
+    }
+    return true;
+}
+
+bool rank_ranges::intersects(const rank_ranges& other) const {
+    auto a = ranges_.begin();
+    auto b = other.ranges_.begin();
+    while (a != ranges_.end() && b != other.ranges_.end()) {
+        if (a->begin < b->end && b->begin < a->end) return true;
+        a->end <= b->end ? ++a : ++b;
+    }
+    return false;
+}
+
+void rank_ranges::unite(const rank_ranges& other) {
+    std::vector<rank_range> all;
+    all.reserve(ranges_.size() + other.ranges_.size());
+    std::merge(ranges_.begin(), ranges_.end(), other.ranges_.begin(), other.ranges_.end(), std::back_inserter(all),
+               [](const rank_range& x, const rank_range& y) { return x.begin < y.begin; });
+    std::vector<rank_range> merged;
+    merged.reserve(all.size());
+    for (const rank_range& range : all) {
+        if (!merged.empty() && range.begin <= merged.back().end) {
+            merged.back().end = std::max(merged.back().end, range.end);
+        } else {
+            merged.push_back(range);
+        }
+    }
+    ranges_ = std::move(merged);
+}
+
+bool rank_ranges::covers(rank_t begin, rank_t end, const dead_set& failed) const {
+    // Each gap of this set inside [begin, end) must be wholly failed.
+    const auto all_failed = [&failed](rank_t from, rank_t to) {
+        return from >= to || failed.count_below(to) - failed.count_below(from) == to - from;
+    };
+    rank_t next = begin;
+    for (const rank_range& range : ranges_) {
+        if (range.end <= next) continue;
+        if (range.begin >= end) break;
+        if (!all_failed(next, range.begin)) return false;
+        next = std::max(next, range.end);
+        if (next >= end) return true;
+    }
+    return all_failed(next, end);
+}
+
+}  // namespace btl_ft

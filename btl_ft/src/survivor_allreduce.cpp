@@ -1,0 +1,346 @@
+// The survivor allreduce's state machine (survivor_allreduce.hpp). Every
+// input (a message, a failure) ends in progress(), which re-derives what to
+// send from the state and the failed set: the tree is never stored, only
+// recomputed around the failed ranks, so a late failure needs no repair
+// step of its own.
+#include "btl_ft/survivor_allreduce.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "btl_ft/assert.hpp"
+
+namespace btl_ft {
+
+struct survivor_allreduce::call {
+    std::uint32_t sequence = 0;
+    // UP: what is combined so far, and the partial frozen from it.
+    std::vector<std::byte> value;
+    rank_ranges combined;
+    bool frozen = false;
+    std::vector<std::byte> partial_value;
+    rank_ranges partial_set;
+    rank_t partial_sent_to = no_rank;
+    // A HOLD that came before this process knew it was root.
+    std::optional<allreduce_wire::message> pending_hold;
+    // DOWN: the decision, and whom it went to under `result_root`.
+    bool decided = false;
+    std::vector<std::byte> result_value;
+    rank_ranges result_set;
+    rank_t decided_by = no_rank;
+    rank_t result_root = no_rank;
+    std::vector<rank_t> result_sent_to;  // sorted
+    rank_t hold_sent_to = no_rank;
+    // A root sends its decision to its successor (the next root) first,
+    // and to the others once the successor holds it (released).
+    bool released = false;
+    rank_t prepared = no_rank;
+    rank_t confirmed_by = no_rank;
+};
+
+survivor_allreduce::survivor_allreduce(const allreduce_config& config, collective_transport& transport,
+                                       const reduce_operation& operation)
+    : config_(config), transport_(transport), operation_(operation), tree_(config.size, config.radix) {
+    BTL_FT_ASSERT(config.self < config.size, "allreduce self out of range");
+}
+
+survivor_allreduce::~survivor_allreduce() = default;
+
+void survivor_allreduce::on_failed(std::span<const rank_t> ranks) {
+    bool changed = false;
+    for (const rank_t rank : ranks) {
+        BTL_FT_ASSERT(rank < config_.size, "failed rank out of range");
+        if (rank == config_.self) {
+            self_failed_ = true;
+        } else {
+            changed = failed_.insert(rank) || changed;
+        }
+    }
+    if (!changed) return;
+    if (previous_) progress(*previous_);
+    if (current_) progress(*current_);
+}
+
+void survivor_allreduce::begin(std::span<const std::byte> value) {
+    BTL_FT_ASSERT(value.size() == config_.value_bytes, "allreduce value of the wrong length");
+    BTL_FT_ASSERT(status() != allreduce_status::running, "allreduce begun before the previous call ended");
+    const std::uint32_t sequence = current_ ? current_->sequence + 1 : 1;
+    previous_ = std::move(current_);
+    current_ = std::make_unique<call>();
+    current_->sequence = sequence;
+    current_->value.assign(value.begin(), value.end());
+    current_->combined = rank_ranges::of(config_.self);
+    std::vector<std::pair<rank_t, std::vector<std::byte>>> early;
+    early.swap(early_);
+    for (const auto& [from, bytes] : early) deliver(from, bytes);
+    progress(*current_);
+}
+
+void survivor_allreduce::on_message(rank_t from, std::span<const std::byte> bytes) {
+    ++stats_.received;
+    deliver(from, bytes);
+}
+
+void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) {
+    allreduce_wire::message message;
+    if (from >= config_.size ||
+        allreduce_wire::decode(bytes, {config_.size, config_.value_bytes}, message) != wire::status::ok) {
+        ++stats_.malformed;
+        return;
+    }
+    if (failed_.contains(from)) {
+        ++stats_.from_failed;
+        return;
+    }
+    if (self_failed_) return;
+    const std::uint32_t current = current_ ? current_->sequence : 0;
+    call* op = nullptr;
+    if (current_ && message.sequence == current) op = current_.get();
+    if (previous_ && message.sequence == previous_->sequence) op = previous_.get();
+    if (op) {
+        handle(*op, from, message);
+        progress(*op);
+    } else if (message.sequence == current + 1 && early_.size() < 4 * std::size_t{config_.size}) {
+        early_.emplace_back(from, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    } else {
+        ++stats_.out_of_sequence;
+    }
+}
+
+void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::message& message) {
+    using allreduce_wire::msg_type;
+    if (message.type == msg_type::ack) {
+        if (op.decided && op.result_root == config_.self && message.root == config_.self) op.confirmed_by = from;
+        return;
+    }
+    if (op.decided) {
+        const bool same = message.type == msg_type::partial ||
+                          (message.contributors == op.result_set && message.decided_by == op.decided_by);
+        if (!same) {
+            ++stats_.conflicts;
+        } else if (message.type == msg_type::partial) {
+            // The sender is still waiting: answer it directly, once released.
+            const bool unreleased = op.result_root == config_.self && !op.released;
+            if (!unreleased && !std::binary_search(op.result_sent_to.begin(), op.result_sent_to.end(), from)) {
+                send_result(op, from, allreduce_wire::msg_type::result);
+            }
+        } else if (message.type != msg_type::hold && message.root > op.result_root) {
+            // A later root adopted this decision: pass it on under that root,
+            // so that processes that refused the earlier one accept it.
+            op.result_root = message.root;
+            op.result_sent_to.clear();
+            op.hold_sent_to = no_rank;
+        }
+        if (same && message.type == msg_type::prepare) send_ack(op, from, message.root);
+        return;
+    }
+    switch (message.type) {
+    case msg_type::partial: combine(op, message.contributors, message.value); break;
+    case msg_type::hold: op.pending_hold = message; break;
+    case msg_type::result:
+    case msg_type::prepare:
+        adopt(op, message.value, message.contributors, message.decided_by, message.root);
+        if (message.type == msg_type::prepare) send_ack(op, from, message.root);
+        break;
+    case msg_type::ack: break;
+    }
+}
+
+void survivor_allreduce::send_ack(const call& op, rank_t to, rank_t root) {
+    allreduce_wire::encode(allreduce_wire::msg_type::ack, op.sequence, root, 0, rank_ranges(), {}, scratch_);
+    transport_.send(to, scratch_);
+    ++stats_.acks_sent;
+}
+
+void survivor_allreduce::combine(call& op, const rank_ranges& set, std::span<const std::byte> value) {
+    if (op.combined.includes(set)) return;  // already in, through a process above the sender
+    if (op.combined.intersects(set)) {
+        ++stats_.overlapping;
+        return;
+    }
+    operation_.combine(op.value, value);
+    op.combined.unite(set);
+}
+
+void survivor_allreduce::progress(call& op) {
+    if (self_failed_) return;
+    if (!op.decided) progress_up(op);
+    if (op.decided) progress_down(op);
+}
+
+void survivor_allreduce::progress_up(call& op) {
+    const rank_t current_root = root();
+    if (current_root == config_.self) {
+        if (op.pending_hold) {
+            const allreduce_wire::message hold = std::move(*op.pending_hold);
+            op.pending_hold.reset();
+            adopt(op, hold.value, hold.contributors, hold.decided_by, config_.self);
+        } else if (covered(op)) {
+            decide(op);
+        }
+        return;
+    }
+    if (!op.frozen && covered(op)) {
+        op.frozen = true;
+        op.partial_value = op.value;
+        op.partial_set = op.combined;
+    }
+    if (!op.frozen) return;
+    const rank_t up = nearest_live_parent(config_.self);
+    if (up == op.partial_sent_to) return;
+    allreduce_wire::encode(allreduce_wire::msg_type::partial, op.sequence, 0, 0, op.partial_set, op.partial_value,
+                           scratch_);
+    transport_.send(up, scratch_);
+    ++stats_.partials_sent;
+    op.partial_sent_to = up;
+}
+
+void survivor_allreduce::decide(call& op) {
+    BTL_FT_ASSERT(op.combined.contains(config_.self), "a root deciding without its own value");
+    if (config_.self != 0) ++stats_.root_takeovers;
+    adopt(op, op.value, op.combined, config_.self, config_.self);
+}
+
+void survivor_allreduce::adopt(call& op, std::span<const std::byte> value, const rank_ranges& set, rank_t decided_by,
+                               rank_t under_root) {
+    BTL_FT_ASSERT(!op.decided, "a call decided twice");
+    BTL_FT_ASSERT(!set.empty() && value.size() == config_.value_bytes, "adopting an empty or misshapen result");
+    op.decided = true;
+    op.result_value.assign(value.begin(), value.end());
+    op.result_set = set;
+    op.decided_by = decided_by;
+    op.result_root = under_root;
+    op.pending_hold.reset();
+}
+
+void survivor_allreduce::progress_down(call& op) {
+    const rank_t current_root = root();
+    if (current_root == config_.self && op.result_root != config_.self) {
+        // The root this result came under failed and this process is the
+        // next: the result is final, it only needs to reach everyone again.
+        if (op.decided_by != config_.self) ++stats_.root_takeovers;
+        op.result_root = config_.self;
+        op.result_sent_to.clear();
+        op.released = false;
+        op.prepared = no_rank;
+        op.confirmed_by = no_rank;
+    } else if (current_root != config_.self && failed_.contains(op.result_root) &&
+               nearest_live_parent(config_.self) == current_root && op.hold_sent_to != current_root) {
+        allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0, op.decided_by, op.result_set,
+                               op.result_value, scratch_);
+        transport_.send(current_root, scratch_);
+        ++stats_.holds_sent;
+        op.hold_sent_to = current_root;
+    }
+    if (op.result_root == config_.self && !op.released && !release(op)) return;
+    std::vector<rank_t> children;
+    live_children(config_.self, children);
+    for (const rank_t child : children) {
+        if (!std::binary_search(op.result_sent_to.begin(), op.result_sent_to.end(), child)) {
+            send_result(op, child, allreduce_wire::msg_type::result);
+        }
+    }
+}
+
+// A root's own decision goes to its successor first; only once that one
+// holds it may anybody else, so that whoever takes over from a root that
+// others already consider failed (a false suspicion not yet enforced)
+// either holds its decision or has refused it.
+bool survivor_allreduce::release(call& op) {
+    const rank_t next = successor();
+    if (next == no_rank || op.confirmed_by == next) {
+        op.released = true;
+        return true;
+    }
+    if (op.prepared != next) {
+        send_result(op, next, allreduce_wire::msg_type::prepare);
+        op.prepared = next;
+    }
+    return false;
+}
+
+void survivor_allreduce::send_result(call& op, rank_t to, allreduce_wire::msg_type type) {
+    allreduce_wire::encode(type, op.sequence, op.result_root, op.decided_by, op.result_set, op.result_value,
+                           scratch_);
+    transport_.send(to, scratch_);
+    ++stats_.results_sent;
+    op.result_sent_to.insert(std::lower_bound(op.result_sent_to.begin(), op.result_sent_to.end(), to), to);
+}
+
+bool survivor_allreduce::covered(const call& op) const {
+    if (root() == config_.self) return op.combined.covers(0, config_.size, failed_);
+    return op.combined.covers(config_.self, tree_.subtree_end(config_.self), failed_);
+}
+
+rank_t survivor_allreduce::root() const {
+    rank_t rank = 0;
+    while (rank < config_.size && failed_.contains(rank)) ++rank;
+    return rank;
+}
+
+rank_t survivor_allreduce::successor() const {
+    rank_t rank = config_.self + 1;
+    while (rank < config_.size && failed_.contains(rank)) ++rank;
+    return rank < config_.size ? rank : no_rank;
+}
+
+rank_t survivor_allreduce::nearest_live_parent(rank_t rank) const {
+    rank_t parent = tree_.parent(rank);
+    while (parent != no_rank && failed_.contains(parent)) parent = tree_.parent(parent);
+    return parent == no_rank ? root() : parent;
+}
+
+void survivor_allreduce::live_children(rank_t rank, std::vector<rank_t>& out) const {
+    out.clear();
+    if (rank == root()) {
+        expand(0, out);  // everyone below the failed ranks under 0, and this one's own subtree
+        return;
+    }
+    std::vector<rank_t> children;
+    tree_.children(rank, children);
+    for (const rank_t child : children) expand(child, out);
+}
+
+// A live rank stands for itself; a failed one (or this process, when it is
+// root in place of rank 0) for the live ranks below it.
+void survivor_allreduce::expand(rank_t rank, std::vector<rank_t>& out) const {
+    std::vector<rank_t> pending{rank};
+    std::vector<rank_t> children;
+    while (!pending.empty()) {
+        const rank_t next = pending.back();
+        pending.pop_back();
+        if (next != config_.self && !failed_.contains(next)) {
+            out.push_back(next);
+            continue;
+        }
+        tree_.children(next, children);
+        pending.insert(pending.end(), children.rbegin(), children.rend());
+    }
+}
+
+allreduce_status survivor_allreduce::status() const {
+    if (self_failed_) return allreduce_status::excluded;
+    if (!current_) return allreduce_status::idle;
+    const call& op = *current_;
+    if (!op.decided || (op.decided_by == config_.self && !op.released)) return allreduce_status::running;
+    return current_->result_set.contains(config_.self) ? allreduce_status::done : allreduce_status::excluded;
+}
+
+std::uint32_t survivor_allreduce::sequence() const { return current_ ? current_->sequence : 0; }
+
+std::span<const std::byte> survivor_allreduce::result() const {
+    BTL_FT_ASSERT(current_ && current_->decided, "allreduce result asked before the call decided");
+    return current_->result_value;
+}
+
+const rank_ranges& survivor_allreduce::contributors() const {
+    BTL_FT_ASSERT(current_ && current_->decided, "allreduce contributors asked before the call decided");
+    return current_->result_set;
+}
+
+rank_t survivor_allreduce::decided_by() const {
+    BTL_FT_ASSERT(current_ && current_->decided, "allreduce root asked before the call decided");
+    return current_->decided_by;
+}
+
+}  // namespace btl_ft

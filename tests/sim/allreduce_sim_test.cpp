@@ -1,0 +1,85 @@
+// ftsim allreduce: its command line and its runner. The state machine and
+// the world's oracle have their own tests (tests/unit); here the runner must
+// report what the world measured, and refuse what cannot run.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "allreduce_runs.hpp"
+#include "allreduce_world.hpp"
+
+namespace btl_ft::sim {
+namespace {
+
+allreduce_cli_parse parse(std::vector<std::string_view> args) { return parse_allreduce_cli(args); }
+
+TEST(AllreduceCli, HelpDocumentsEveryFlag) {
+    const std::string help = allreduce_help_text();
+    for (const std::string_view flag : allreduce_known_flags()) {
+        EXPECT_NE(help.find(std::string(flag) + " "), std::string::npos) << flag << " is not in --help";
+    }
+}
+
+TEST(AllreduceCli, ParsesListsAndUnits) {
+    const auto parsed = parse({"--nodes", "2^10,64", "--inactive", "0,10", "--faults", "1", "--radix", "4",
+                               "--latency", "1530ns", "--overhead", "130ns", "--detect", "2ms", "--inactive-unknown"});
+    ASSERT_TRUE(parsed.options) << parsed.error;
+    EXPECT_EQ(parsed.options->nodes, (std::vector<rank_t>{1024, 64}));
+    EXPECT_EQ(parsed.options->inactive, (std::vector<rank_t>{0, 10}));
+    EXPECT_EQ(parsed.options->base.radix, 4u);
+    EXPECT_EQ(parsed.options->base.detect, 2'000'000);
+    EXPECT_EQ(parsed.options->base.unit, "ns");
+    EXPECT_FALSE(parsed.options->base.inactive_known);
+}
+
+TEST(AllreduceCli, RefusesWhatCannotRun) {
+    EXPECT_EQ(parse({"--runs", "3"}).error, "--nodes: required");
+    EXPECT_NE(parse({"--nodes", "8", "--radix", "1"}).error.find("--radix"), std::string::npos);
+    EXPECT_NE(parse({"--nodes", "8", "--latency", "1us"}).error.find("all three"), std::string::npos);
+    EXPECT_NE(parse({"--nodes", "8", "--inactive", "4", "--faults", "4"}).error.find("no survivor"),
+              std::string::npos);
+    EXPECT_NE(parse({"--nodes", "8", "--overhead", "0"}).error.find("--overhead"), std::string::npos);
+    EXPECT_NE(parse({"--nodes", "8", "--bogus", "1"}).error.find("unknown flag"), std::string::npos);
+}
+
+// Seed 001's setting, 8 processes, binomial: up 3 levels, the root's ACK
+// round trip with its successor, down 3 levels, each hop L + 2o (send and
+// receive): worked out by hand, 95 steps.
+TEST(AllreduceRuns, FaultFreeLatencyIsTheLogPSum) {
+    allreduce_sim_config config{.nodes = 8, .radix = 2, .runs = 1};
+    std::ostringstream out, errors;
+    EXPECT_EQ(run_allreduce(config, out, errors), 0u);
+    EXPECT_NE(out.str().find("\"fault_free_latency\":95,"), std::string::npos) << out.str();
+    EXPECT_EQ(errors.str(), "");
+}
+
+TEST(AllreduceRuns, UnknownInactiveProcessesCostAboutADetection) {
+    allreduce_sim_config config{.nodes = 256, .radix = 4, .inactive = 4, .inactive_known = false, .faults = 4,
+                                .detect = 500, .runs = 20};
+    std::ostringstream out, errors;
+    EXPECT_EQ(run_allreduce(config, out, errors), 0u) << errors.str();
+    allreduce_sim_config known = config;
+    known.inactive_known = true;
+    known.faults = 0;
+    std::ostringstream known_out;
+    EXPECT_EQ(run_allreduce(known, known_out, errors), 0u) << errors.str();
+    // Known before the call, failures cost nothing; unknown, at least one
+    // detection, and not one per failure (they are found in parallel).
+    const auto field = [](const std::string& line, const std::string& key) {
+        const std::size_t at = line.find("\"" + key + "\":");
+        return std::stod(line.substr(at + key.size() + 3));
+    };
+    EXPECT_LE(field(known_out.str(), "latency_mean"), field(known_out.str(), "fault_free_latency"));
+    EXPECT_GE(field(out.str(), "latency_mean"), 500.0);
+    EXPECT_LT(field(out.str(), "latency_mean"), 4 * 500.0);
+}
+
+TEST(AllreduceRuns, TheRadixSearchPrefersAWiderTreeAtScale) {
+    EXPECT_GT(best_radix({.nodes = 4096}), 2u);
+    EXPECT_EQ(best_radix({.nodes = 2}), 2u);
+}
+
+}  // namespace
+}  // namespace btl_ft::sim
