@@ -96,7 +96,7 @@ struct allreduce_world::impl {
             ports[r].net = this;
             ports[r].self = r;
             processes.push_back(std::make_unique<survivor_allreduce>(
-                allreduce_config{.size = n, .self = r, .radix = options.radix, .value_bytes = 8}, ports[r], sum));
+                allreduce_config{.size = n, .self = r, .radix = options.radix}, ports[r], sum));
         }
     }
 

@@ -40,10 +40,10 @@ void read_ranges(wire::codec::reader& in, rank_t size, rank_ranges& out) {
     out = rank_ranges(std::move(ranges));
 }
 
-void read_value(wire::codec::reader& in, std::size_t value_bytes, std::vector<std::byte>& out) {
+void read_value(wire::codec::reader& in, std::size_t max_value_bytes, std::vector<std::byte>& out) {
     const std::uint32_t length = in.varint();
     if (!in.ok()) return;
-    if (length != value_bytes) return in.fail(status::bad_value_length);
+    if (length > max_value_bytes) return in.fail(status::bad_value_length);
     if (length > in.left()) return in.fail(status::truncated);
     out.resize(length);
     in.copy(out);
@@ -69,7 +69,7 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     out.value.clear();
     if (out.type != msg_type::ack) {
         read_ranges(in, bounds.size, out.contributors);
-        read_value(in, bounds.value_bytes, out.value);
+        read_value(in, bounds.max_value_bytes, out.value);
     }
     if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);
     return in.error();

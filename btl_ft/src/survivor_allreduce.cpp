@@ -62,7 +62,7 @@ void survivor_allreduce::on_failed(std::span<const rank_t> ranks) {
 }
 
 void survivor_allreduce::begin(std::span<const std::byte> value) {
-    BTL_FT_ASSERT(value.size() == config_.value_bytes, "allreduce value of the wrong length");
+    BTL_FT_ASSERT(value.size() <= config_.max_value_bytes, "allreduce value longer than the configured maximum");
     BTL_FT_ASSERT(status() != allreduce_status::running, "allreduce begun before the previous call ended");
     const std::uint32_t sequence = current_ ? current_->sequence + 1 : 1;
     previous_ = std::move(current_);
@@ -84,7 +84,7 @@ void survivor_allreduce::on_message(rank_t from, std::span<const std::byte> byte
 void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) {
     allreduce_wire::message message;
     if (from >= config_.size ||
-        allreduce_wire::decode(bytes, {config_.size, config_.value_bytes}, message) != wire::status::ok) {
+        allreduce_wire::decode(bytes, {config_.size, config_.max_value_bytes}, message) != wire::status::ok) {
         ++stats_.malformed;
         return;
     }
@@ -97,7 +97,9 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
     call* op = nullptr;
     if (current_ && message.sequence == current) op = current_.get();
     if (previous_ && message.sequence == previous_->sequence) op = previous_.get();
-    if (op) {
+    if (op && message.type != allreduce_wire::msg_type::ack && message.value.size() != op->value.size()) {
+        ++stats_.malformed;  // a value of another length than this call's
+    } else if (op) {
         handle(*op, from, message);
         progress(*op);
     } else if (message.sequence == current + 1 && early_.size() < 4 * std::size_t{config_.size}) {
@@ -204,7 +206,7 @@ void survivor_allreduce::decide(call& op) {
 void survivor_allreduce::adopt(call& op, std::span<const std::byte> value, const rank_ranges& set, rank_t decided_by,
                                rank_t under_root) {
     BTL_FT_ASSERT(!op.decided, "a call decided twice");
-    BTL_FT_ASSERT(!set.empty() && value.size() == config_.value_bytes, "adopting an empty or misshapen result");
+    BTL_FT_ASSERT(!set.empty() && value.size() == op.value.size(), "adopting an empty or misshapen result");
     op.decided = true;
     op.result_value.assign(value.begin(), value.end());
     op.result_set = set;

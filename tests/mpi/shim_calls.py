@@ -1,7 +1,8 @@
 """The shim's files call each other only as comm_ft_detector.h's rule says:
 comm_ft_detector.c wires the others together; they call none of each other,
 except the driver its queues, the UCX transport its flag (and its two
-files each other), the conclusions the union, and anyone the log. Read from the undefined
+files each other), the conclusions the union, and anyone the log; the
+survivor allreduce's file calls none of them. Read from the undefined
 ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
 import subprocess
@@ -26,6 +27,8 @@ ALLOWED = {
     "comm_ft_detector_union": (),
     # names a union rank as users know the process
     "comm_ft_detector_conclusions": ("ompi_comm_ft_union_", "ompi_comm_ft_log"),
+    # the survivor allreduce learns failures from ULFM, not from the detector
+    "comm_ft_survivors": (),
 }
 
 

@@ -83,7 +83,7 @@ TEST(AllreduceWire, RoundTripsAndRefusesWhatIsMalformed) {
     std::vector<std::byte> bytes;
     allreduce_wire::encode(in, bytes);
     allreduce_wire::message out;
-    const allreduce_wire::limits bounds{.size = 300, .value_bytes = 8};
+    const allreduce_wire::limits bounds{.size = 300, .max_value_bytes = 8};
     ASSERT_EQ(allreduce_wire::decode(bytes, bounds, out), wire::status::ok);
     EXPECT_EQ(out.contributors, in.contributors);
     EXPECT_EQ(out.sequence, 300u);
@@ -91,8 +91,8 @@ TEST(AllreduceWire, RoundTripsAndRefusesWhatIsMalformed) {
     EXPECT_EQ(out.decided_by, 1u);
     EXPECT_EQ(out.value, in.value);
 
-    EXPECT_EQ(allreduce_wire::decode(bytes, {.size = 300, .value_bytes = 4}, out), wire::status::bad_value_length);
-    EXPECT_EQ(allreduce_wire::decode(bytes, {.size = 250, .value_bytes = 8}, out), wire::status::rank_out_of_range);
+    EXPECT_EQ(allreduce_wire::decode(bytes, {.size = 300, .max_value_bytes = 4}, out), wire::status::bad_value_length);
+    EXPECT_EQ(allreduce_wire::decode(bytes, {.size = 250, .max_value_bytes = 8}, out), wire::status::rank_out_of_range);
     for (std::size_t cut = 0; cut < bytes.size(); ++cut) {
         EXPECT_NE(allreduce_wire::decode(std::span(bytes).first(cut), bounds, out), wire::status::ok) << cut;
     }
@@ -106,7 +106,7 @@ TEST(AllreduceWire, RoundTripsAndRefusesWhatIsMalformed) {
     const std::vector<std::byte> touching = {std::byte{0x66}, std::byte{0x72}, std::byte{1}, std::byte{1},
                                              std::byte{1},    std::byte{2},    std::byte{0}, std::byte{2},
                                              std::byte{0},    std::byte{1},    std::byte{0}};
-    EXPECT_EQ(allreduce_wire::decode(touching, {.size = 10, .value_bytes = 0}, out), wire::status::unsorted);
+    EXPECT_EQ(allreduce_wire::decode(touching, {.size = 10, .max_value_bytes = 0}, out), wire::status::unsorted);
 }
 
 void expect_clean(allreduce_world& net, time_ns horizon = 1'000'000'000) {
@@ -240,7 +240,7 @@ TEST(SurvivorAllreduce, MalformedAndForeignMessagesAreDroppedAndCounted) {
     struct none final : reduce_operation {
         void combine(std::span<std::byte>, std::span<const std::byte>) const override {}
     } operation;
-    survivor_allreduce process({.size = 4, .self = 1, .radix = 2, .value_bytes = 8}, transport, operation);
+    survivor_allreduce process({.size = 4, .self = 1, .radix = 2}, transport, operation);
     const std::vector<std::byte> garbage(5, std::byte{0x66});
     process.on_message(0, garbage);
     process.on_message(9, garbage);
@@ -251,6 +251,13 @@ TEST(SurvivorAllreduce, MalformedAndForeignMessagesAreDroppedAndCounted) {
     EXPECT_EQ(process.stats().received, 3u);
     EXPECT_EQ(process.stats().malformed, 2u);
     EXPECT_EQ(process.stats().out_of_sequence, 1u);
+    // A value of another length than the call's.
+    process.begin(std::vector<std::byte>(8));
+    allreduce_wire::encode(allreduce_wire::msg_type::partial, 1, 0, 0, rank_ranges::of(3),
+                           std::vector<std::byte>(4), bytes);
+    process.on_message(3, bytes);
+    EXPECT_EQ(process.stats().malformed, 3u);
+    EXPECT_EQ(process.status(), allreduce_status::running);
 }
 
 }  // namespace

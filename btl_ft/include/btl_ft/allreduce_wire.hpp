@@ -14,8 +14,8 @@
 //
 // contributors: a count of ranges, then for each the gap from the end of the
 // previous one (from 0 for the first; at least 1 after it, as ranges never
-// touch) and its length (at least 1). value: its length, which must be the
-// call's, then the bytes.
+// touch) and its length (at least 1). value: its length (at most the
+// limit; the receiver checks it is its call's), then the bytes.
 #pragma once
 
 #include <cstddef>
@@ -46,7 +46,7 @@ struct message {
 
 struct limits {
     rank_t size;              // every rank below it
-    std::size_t value_bytes;  // the call's value length
+    std::size_t max_value_bytes;  // longer values are refused
 };
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);

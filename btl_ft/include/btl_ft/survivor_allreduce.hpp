@@ -89,7 +89,10 @@ struct allreduce_config {
     rank_t size = 0;
     rank_t self = 0;
     std::uint32_t radix = 2;
-    std::size_t value_bytes = 0;  // every process's value has this length
+    // The longest value a call may have; each call's length is its
+    // begin()'s, the same at every process (a message of another length is
+    // dropped as malformed).
+    std::size_t max_value_bytes = std::size_t{1} << 30;
 };
 
 enum class allreduce_status : std::uint8_t {
@@ -123,7 +126,7 @@ public:
 
     // Ranks known failed (any order, repeats allowed), at any time.
     void on_failed(std::span<const rank_t> ranks);
-    // Starts the next call with this process's value (value_bytes long).
+    // Starts the next call with this process's value (at most max_value_bytes).
     // The previous call must have ended here (done or excluded).
     void begin(std::span<const std::byte> value);
     void on_message(rank_t from, std::span<const std::byte> bytes);
@@ -135,6 +138,7 @@ public:
     rank_t decided_by() const;                      // the root that computed it
     const allreduce_stats& stats() const { return stats_; }
     const dead_set& failed() const { return failed_; }
+    rank_t size() const { return config_.size; }
 
     struct call;  // one call's state (survivor_allreduce.cpp)
 

@@ -1,0 +1,102 @@
+// The C ABI of btl_ft_survivors.h: bridges the C callbacks to the survivor
+// allreduce's transport and operation, and checks what the core would
+// assert on. No protocol logic here, and no exception leaves this file: the
+// caller is C.
+#include "btl_ft/btl_ft_survivors.h"
+
+#include <memory>
+
+#include "btl_ft/survivor_allreduce.hpp"
+
+struct btl_ft_survivors final : btl_ft::collective_transport, btl_ft::reduce_operation {
+    explicit btl_ft_survivors(const btl_ft_survivors_callbacks_t& c) : callbacks(c) {}
+
+    void send(btl_ft::rank_t peer, std::span<const std::byte> bytes) override {
+        callbacks.send(callbacks.context, peer, bytes.data(), bytes.size());
+    }
+    void combine(std::span<std::byte> into, std::span<const std::byte> value) const override {
+        callbacks.combine(callbacks.context, into.data(), value.data(), value.size());
+    }
+
+    btl_ft_survivors_callbacks_t callbacks;
+    std::unique_ptr<btl_ft::survivor_allreduce> machine;
+};
+
+namespace {
+
+std::span<const std::byte> bytes_of(const void* data, size_t length) {
+    return {static_cast<const std::byte*>(data), length};
+}
+
+}  // namespace
+
+btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
+                                            const btl_ft_survivors_callbacks_t* callbacks) {
+    if (callbacks == nullptr || callbacks->send == nullptr || callbacks->combine == nullptr || size == 0 ||
+        self >= size || radix < 2) {
+        return nullptr;
+    }
+    try {
+        auto survivors = std::make_unique<btl_ft_survivors>(*callbacks);
+        survivors->machine = std::make_unique<btl_ft::survivor_allreduce>(
+            btl_ft::allreduce_config{.size = size, .self = self, .radix = radix}, *survivors, *survivors);
+        return survivors.release();
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void btl_ft_survivors_destroy(btl_ft_survivors_t* survivors) { delete survivors; }
+
+void btl_ft_survivors_failed(btl_ft_survivors_t* survivors, const uint32_t* ranks, size_t count) {
+    try {
+        std::vector<btl_ft::rank_t> in_range;
+        for (size_t i = 0; i < count; ++i) {
+            if (ranks[i] < survivors->machine->size()) in_range.push_back(ranks[i]);
+        }
+        survivors->machine->on_failed(in_range);
+    } catch (...) {
+    }
+}
+
+int btl_ft_survivors_begin(btl_ft_survivors_t* survivors, const void* value, size_t length) {
+    if (survivors->machine->status() == btl_ft::allreduce_status::running) return -1;
+    try {
+        survivors->machine->begin(bytes_of(value, length));
+        return 0;
+    } catch (...) {
+        return -1;
+    }
+}
+
+void btl_ft_survivors_message(btl_ft_survivors_t* survivors, uint32_t from, const void* bytes, size_t length) {
+    try {
+        survivors->machine->on_message(from, bytes_of(bytes, length));
+    } catch (...) {
+    }
+}
+
+int btl_ft_survivors_status(const btl_ft_survivors_t* survivors) {
+    return static_cast<int>(survivors->machine->status());
+}
+
+const void* btl_ft_survivors_result(const btl_ft_survivors_t* survivors) {
+    if (survivors->machine->status() != btl_ft::allreduce_status::done) return nullptr;
+    return survivors->machine->result().data();
+}
+
+size_t btl_ft_survivors_contributors(const btl_ft_survivors_t* survivors, uint32_t* pairs, size_t max_ranges) {
+    if (survivors->machine->status() != btl_ft::allreduce_status::done) return 0;
+    const auto ranges = survivors->machine->contributors().ranges();
+    for (size_t i = 0; i < ranges.size() && i < max_ranges; ++i) {
+        pairs[2 * i] = ranges[i].begin;
+        pairs[2 * i + 1] = ranges[i].end;
+    }
+    return ranges.size();
+}
+
+btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t* survivors) {
+    const btl_ft::allreduce_stats& s = survivors->machine->stats();
+    return {s.partials_sent, s.results_sent, s.holds_sent, s.acks_sent, s.received, s.malformed,
+            s.from_failed,   s.out_of_sequence, s.overlapping, s.conflicts, s.root_takeovers};
+}

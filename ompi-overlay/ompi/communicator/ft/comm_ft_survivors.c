@@ -1,0 +1,349 @@
+/*
+ * The survivor allreduce's shim: one core state machine per communicator
+ * (btl_ft_survivors_t), kept as a communicator attribute so that it goes
+ * with MPI_Comm_free. Its messages travel over the PML on the communicator
+ * itself under a tag of ULFM's fault-tolerance range, the way ULFM's own
+ * agreement and shrink do, so they pass MPI_ANY_SOURCE and revoked-
+ * communicator checks. Failures come from ULFM's list of failed processes,
+ * which the detector feeds.
+ *
+ * The application's thread drives it: inside the call, and after it from a
+ * low-priority progress callback, because a process that returned still
+ * forwards the result to processes orphaned by a later failure.
+ *
+ * Rejected alternative: the detector's own transport. Its thread would
+ * handle every message, one wakeup per hop on the collective's critical
+ * path, where the PML delivers in the caller's own progress loop.
+ *
+ * $HEADER$
+ */
+#include "ompi_config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "btl_ft/btl_ft_survivors.h"
+
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
+
+#include "ompi/attribute/attribute.h"
+#include "ompi/communicator/ft/comm_ft_survivors.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/message/message.h"
+#include "ompi/request/request.h"
+#include "ompi/runtime/params.h"
+
+#if OPAL_ENABLE_FT_MPI
+
+/* A k-nomial radix of 4: seed 001's search (ftsim allreduce) puts the best
+ * radix between 4 and 11 from 2^5 to 2^16 processes at L/o = 10; a wider
+ * tree serialises more sends at each parent on shared memory. */
+#define SURVIVORS_RADIX 4
+
+typedef struct survivors_send {
+    ompi_request_t *request;
+    void *bytes;
+} survivors_send_t;
+
+typedef struct survivors_comm {
+    struct survivors_comm *next;
+    ompi_communicator_t *comm;
+    btl_ft_survivors_t *machine;
+    /* the current call's reduction, for the combine callback */
+    ompi_op_t *op;
+    ompi_datatype_t *datatype;
+    int count;
+    int failed_seen;  /* size of ULFM's failed group when last read */
+    bool busy;        /* being driven: the progress callback keeps off */
+    survivors_send_t *sends;
+    size_t send_count, send_capacity;
+    void *inbox;
+    size_t inbox_capacity;
+} survivors_comm_t;
+
+static int survivors_keyval = MPI_KEYVAL_INVALID;
+static survivors_comm_t *survivors_all = NULL;
+
+static int survivors_progress(void);
+
+static void survivors_send_cb(void *context, uint32_t peer, const void *bytes, size_t length)
+{
+    survivors_comm_t *s = (survivors_comm_t *) context;
+    survivors_send_t *slot;
+    void *copy = malloc(length);
+    if (NULL == copy) {
+        return; /* a lost message: the transport contract allows it */
+    }
+    memcpy(copy, bytes, length);
+    if (s->send_count == s->send_capacity) {
+        size_t capacity = s->send_capacity ? 2 * s->send_capacity : 8;
+        survivors_send_t *grown = realloc(s->sends, capacity * sizeof(*grown));
+        if (NULL == grown) {
+            free(copy);
+            return;
+        }
+        s->sends = grown;
+        s->send_capacity = capacity;
+    }
+    slot = &s->sends[s->send_count];
+    if (OMPI_SUCCESS != MCA_PML_CALL(isend(copy, length, MPI_BYTE, (int) peer, MCA_COLL_BASE_TAG_SURVIVORS,
+                                           MCA_PML_BASE_SEND_STANDARD, s->comm, &slot->request))) {
+        free(copy);
+        return;
+    }
+    slot->bytes = copy;
+    s->send_count++;
+}
+
+static void survivors_combine_cb(void *context, void *into, const void *value, size_t length)
+{
+    survivors_comm_t *s = (survivors_comm_t *) context;
+    (void) length;
+    ompi_op_reduce(s->op, (void *) value, into, s->count, s->datatype);
+}
+
+/* Frees the sends that completed (delivered, or failed with their peer). */
+static void survivors_reap(survivors_comm_t *s)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < s->send_count; ++i) {
+        int done = 0;
+        ompi_request_test(&s->sends[i].request, &done, MPI_STATUS_IGNORE);
+        if (done) {
+            free(s->sends[i].bytes);
+        } else {
+            s->sends[kept++] = s->sends[i];
+        }
+    }
+    s->send_count = kept;
+}
+
+/* Tells the machine every rank of the communicator ULFM knows failed, when
+ * that list has grown since the last look. */
+static void survivors_feed_failures(survivors_comm_t *s)
+{
+    int size = ompi_comm_size(s->comm);
+    int failed_now = ompi_group_size(ompi_group_all_failed_procs);
+    uint32_t *ranks;
+    size_t count = 0;
+    if (failed_now == s->failed_seen) {
+        return;
+    }
+    s->failed_seen = failed_now;
+    ranks = malloc(sizeof(*ranks) * (size_t) size);
+    if (NULL == ranks) {
+        s->failed_seen = -1; /* look again next time */
+        return;
+    }
+    for (int r = 0; r < size; ++r) {
+        if (!ompi_comm_is_proc_active(s->comm, r, false)) {
+            ranks[count++] = (uint32_t) r;
+        }
+    }
+    btl_ft_survivors_failed(s->machine, ranks, count);
+    free(ranks);
+}
+
+/* Hands every message waiting under the tag to the machine. */
+static void survivors_drain(survivors_comm_t *s)
+{
+    for (;;) {
+        int matched = 0;
+        ompi_message_t *message = NULL;
+        ompi_status_public_t status;
+        size_t length;
+        if (OMPI_SUCCESS != MCA_PML_CALL(improbe(MPI_ANY_SOURCE, MCA_COLL_BASE_TAG_SURVIVORS, s->comm, &matched,
+                                                 &message, &status)) || !matched) {
+            return;
+        }
+        length = status._ucount;
+        if (length > s->inbox_capacity) {
+            void *grown = realloc(s->inbox, length);
+            if (NULL == grown) {
+                length = 0; /* receive it into nothing: dropped as malformed */
+            } else {
+                s->inbox = grown;
+                s->inbox_capacity = length;
+            }
+        }
+        if (OMPI_SUCCESS != MCA_PML_CALL(mrecv(s->inbox, length, MPI_BYTE, &message, &status))) {
+            continue;
+        }
+        btl_ft_survivors_message(s->machine, (uint32_t) status.MPI_SOURCE, s->inbox, status._ucount);
+    }
+}
+
+static void survivors_step(survivors_comm_t *s)
+{
+    survivors_feed_failures(s);
+    survivors_drain(s);
+    survivors_reap(s);
+}
+
+static int survivors_delete_attr(MPI_Comm comm, int keyval, void *attribute, void *extra)
+{
+    survivors_comm_t *s = (survivors_comm_t *) attribute, **link;
+    (void) comm; (void) keyval; (void) extra;
+    for (link = &survivors_all; *link != NULL; link = &(*link)->next) {
+        if (*link == s) {
+            *link = s->next;
+            break;
+        }
+    }
+    if (NULL == survivors_all) {
+        opal_progress_unregister(survivors_progress);
+    }
+    survivors_reap(s);
+    /* A send still pending goes to a process that failed: its request is
+     * released, its bytes left to it rather than freed under the PML. */
+    for (size_t i = 0; i < s->send_count; ++i) {
+        ompi_request_free(&s->sends[i].request);
+    }
+    btl_ft_survivors_destroy(s->machine);
+    free(s->sends);
+    free(s->inbox);
+    free(s);
+    return MPI_SUCCESS;
+}
+
+/* The communicator's machine, made at its first call. */
+static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
+{
+    ompi_attribute_fn_ptr_union_t copy_fn, delete_fn;
+    btl_ft_survivors_callbacks_t callbacks;
+    survivors_comm_t *s = NULL;
+    int found = 0, rc;
+    if (MPI_KEYVAL_INVALID == survivors_keyval) {
+        copy_fn.attr_communicator_copy_fn = MPI_COMM_NULL_COPY_FN;
+        delete_fn.attr_communicator_delete_fn = survivors_delete_attr;
+        rc = ompi_attr_create_keyval(COMM_ATTR, copy_fn, delete_fn, &survivors_keyval, NULL, 0, NULL);
+        if (OMPI_SUCCESS != rc) {
+            return MPI_ERR_INTERN;
+        }
+    }
+    ompi_attr_get_c(comm->c_keyhash, survivors_keyval, (void **) &s, &found);
+    if (found) {
+        *out = s;
+        return MPI_SUCCESS;
+    }
+    s = calloc(1, sizeof(*s));
+    if (NULL == s) {
+        return MPI_ERR_NO_MEM;
+    }
+    s->comm = comm;
+    s->failed_seen = -1;
+    callbacks.context = s;
+    callbacks.send = survivors_send_cb;
+    callbacks.combine = survivors_combine_cb;
+    s->machine = btl_ft_survivors_create((uint32_t) ompi_comm_size(comm), (uint32_t) ompi_comm_rank(comm),
+                                         SURVIVORS_RADIX, &callbacks);
+    if (NULL == s->machine) {
+        free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    rc = ompi_attr_set_c(COMM_ATTR, comm, &comm->c_keyhash, survivors_keyval, s, false);
+    if (OMPI_SUCCESS != rc) {
+        btl_ft_survivors_destroy(s->machine);
+        free(s);
+        return MPI_ERR_INTERN;
+    }
+    if (NULL == survivors_all) {
+        opal_progress_register_lp(survivors_progress);
+    }
+    s->next = survivors_all;
+    survivors_all = s;
+    *out = s;
+    return MPI_SUCCESS;
+}
+
+/* After a call returned: forward a result to processes a later failure
+ * orphaned, report it to a new root, answer late partials. */
+static int survivors_progress(void)
+{
+    for (survivors_comm_t *s = survivors_all; s != NULL; s = s->next) {
+        if (!s->busy) {
+            s->busy = true;
+            survivors_step(s);
+            s->busy = false;
+        }
+    }
+    return 0;
+}
+
+static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)
+{
+    size_t ranges = btl_ft_survivors_contributors(s->machine, NULL, 0);
+    uint32_t *pairs = malloc(sizeof(*pairs) * 2 * (ranges ? ranges : 1));
+    int *ranks = malloc(sizeof(*ranks) * (size_t) ompi_comm_size(s->comm));
+    int count = 0, rc;
+    if (NULL == pairs || NULL == ranks) {
+        free(pairs);
+        free(ranks);
+        return MPI_ERR_NO_MEM;
+    }
+    btl_ft_survivors_contributors(s->machine, pairs, ranges);
+    for (size_t i = 0; i < ranges; ++i) {
+        for (uint32_t r = pairs[2 * i]; r < pairs[2 * i + 1]; ++r) {
+            ranks[count++] = (int) r;
+        }
+    }
+    rc = ompi_group_incl(s->comm->c_local_group, count, ranks, contributors);
+    free(pairs);
+    free(ranks);
+    return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count, ompi_datatype_t *datatype,
+                                  ompi_op_t *op, ompi_communicator_t *comm, ompi_group_t **contributors)
+{
+    survivors_comm_t *s;
+    ptrdiff_t extent = 0;
+    size_t bytes;
+    char *why = NULL;
+    int status, rc;
+
+    if (OMPI_COMM_IS_INTER(comm)) {
+        return MPI_ERR_COMM;
+    }
+    if (!ompi_datatype_is_predefined(datatype)) {
+        return MPI_ERR_TYPE;
+    }
+    if (!ompi_op_is_commute(op) || !ompi_op_is_valid(op, datatype, &why, "MPIX_Comm_allreduce_survivors")) {
+        free(why);
+        return MPI_ERR_OP;
+    }
+    rc = survivors_of(comm, &s);
+    if (MPI_SUCCESS != rc) {
+        return rc;
+    }
+    ompi_datatype_type_extent(datatype, &extent);
+    bytes = (size_t) count * (size_t) extent;
+
+    s->busy = true;
+    s->op = op;
+    s->datatype = datatype;
+    s->count = count;
+    survivors_step(s);
+    if (0 != btl_ft_survivors_begin(s->machine, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes)) {
+        s->busy = false;
+        return MPI_ERR_INTERN;
+    }
+    for (;;) {
+        survivors_step(s);
+        status = btl_ft_survivors_status(s->machine);
+        if (BTL_FT_SURVIVORS_RUNNING != status) {
+            break;
+        }
+        opal_progress();
+    }
+    s->busy = false;
+    if (BTL_FT_SURVIVORS_DONE != status) {
+        return MPI_ERR_PROC_FAILED;
+    }
+    memcpy(recvbuf, btl_ft_survivors_result(s->machine), bytes);
+    return survivors_contributor_group(s, contributors);
+}
+
+#endif /* OPAL_ENABLE_FT_MPI */
