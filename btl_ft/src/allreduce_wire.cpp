@@ -11,9 +11,7 @@ namespace {
 
 using wire::status;
 
-bool has_root(msg_type type) {
-    return type == msg_type::result || type == msg_type::prepare || type == msg_type::ack;
-}
+bool has_root(msg_type type) { return type == msg_type::result || type == msg_type::prepare; }
 
 bool has_decision(msg_type type) {
     return type == msg_type::hold || type == msg_type::result || type == msg_type::prepare;
@@ -57,7 +55,7 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     if (!in.ok()) return in.error();
     if (m0 != magic0 || m1 != magic1) return status::bad_magic;
     if (v != version) return status::bad_version;
-    if (type < static_cast<std::uint8_t>(msg_type::partial) || type > static_cast<std::uint8_t>(msg_type::ack)) {
+    if (type < static_cast<std::uint8_t>(msg_type::partial) || type > static_cast<std::uint8_t>(msg_type::prepare)) {
         return status::bad_type;
     }
     out.type = static_cast<msg_type>(type);
@@ -65,12 +63,8 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     out.root = has_root(out.type) ? in.varint() : 0;
     out.decided_by = has_decision(out.type) ? in.varint() : 0;
     if (in.ok() && (out.root >= bounds.size || out.decided_by >= bounds.size)) in.fail(status::rank_out_of_range);
-    out.contributors = rank_ranges();
-    out.value.clear();
-    if (out.type != msg_type::ack) {
-        read_ranges(in, bounds.size, out.contributors);
-        read_value(in, bounds.max_value_bytes, out.value);
-    }
+    read_ranges(in, bounds.size, out.contributors);
+    read_value(in, bounds.max_value_bytes, out.value);
     if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);
     return in.error();
 }
@@ -82,7 +76,6 @@ void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_b
     put.varint(sequence);
     if (has_root(type)) put.varint(root);
     if (has_decision(type)) put.varint(decided_by);
-    if (type == msg_type::ack) return;
     put.varint(static_cast<std::uint32_t>(contributors.ranges().size()));
     rank_t end = 0;
     for (const rank_range& range : contributors.ranges()) {

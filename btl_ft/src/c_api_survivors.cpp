@@ -97,6 +97,6 @@ size_t btl_ft_survivors_contributors(const btl_ft_survivors_t* survivors, uint32
 
 btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t* survivors) {
     const btl_ft::allreduce_stats& s = survivors->machine->stats();
-    return {s.partials_sent, s.results_sent, s.holds_sent, s.acks_sent, s.received, s.malformed,
+    return {s.partials_sent, s.results_sent, s.holds_sent, s.received, s.malformed,
             s.from_failed,   s.out_of_sequence, s.overlapping, s.conflicts, s.root_takeovers};
 }

@@ -31,11 +31,10 @@ struct survivor_allreduce::call {
     rank_t result_root = no_rank;
     std::vector<rank_t> result_sent_to;  // sorted
     rank_t hold_sent_to = no_rank;
-    // A root sends its decision to its successor (the next root) first,
-    // and to the others once the successor holds it (released).
-    bool released = false;
+    // A root sends its decision to its successor (the next root) only, as
+    // PREPARE; the successor sends it down on the root's behalf.
     rank_t prepared = no_rank;
-    rank_t confirmed_by = no_rank;
+    rank_t delegated_by = no_rank;  // the root this process sends down for
 };
 
 survivor_allreduce::survivor_allreduce(const allreduce_config& config, collective_transport& transport,
@@ -97,7 +96,7 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
     call* op = nullptr;
     if (current_ && message.sequence == current) op = current_.get();
     if (previous_ && message.sequence == previous_->sequence) op = previous_.get();
-    if (op && message.type != allreduce_wire::msg_type::ack && message.value.size() != op->value.size()) {
+    if (op && message.value.size() != op->value.size()) {
         ++stats_.malformed;  // a value of another length than this call's
     } else if (op) {
         handle(*op, from, message);
@@ -111,19 +110,18 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
 
 void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::message& message) {
     using allreduce_wire::msg_type;
-    if (message.type == msg_type::ack) {
-        if (op.decided && op.result_root == config_.self && message.root == config_.self) op.confirmed_by = from;
-        return;
-    }
+    const bool from_its_root = message.type == msg_type::prepare && message.root == from;
     if (op.decided) {
         const bool same = message.type == msg_type::partial ||
                           (message.contributors == op.result_set && message.decided_by == op.decided_by);
         if (!same) {
             ++stats_.conflicts;
         } else if (message.type == msg_type::partial) {
-            // The sender is still waiting: answer it directly, once released.
-            const bool unreleased = op.result_root == config_.self && !op.released;
-            if (!unreleased && !std::binary_search(op.result_sent_to.begin(), op.result_sent_to.end(), from)) {
+            // The sender is still waiting: answer it directly (a root leaves
+            // that to its successor while it has one).
+            const bool root_with_successor = op.result_root == config_.self && successor() != no_rank;
+            if (!root_with_successor &&
+                !std::binary_search(op.result_sent_to.begin(), op.result_sent_to.end(), from)) {
                 send_result(op, from, allreduce_wire::msg_type::result);
             }
         } else if (message.type != msg_type::hold && message.root > op.result_root) {
@@ -133,7 +131,7 @@ void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::mes
             op.result_sent_to.clear();
             op.hold_sent_to = no_rank;
         }
-        if (same && message.type == msg_type::prepare) send_ack(op, from, message.root);
+        if (same && from_its_root && message.root == op.result_root) op.delegated_by = from;
         return;
     }
     switch (message.type) {
@@ -142,16 +140,9 @@ void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::mes
     case msg_type::result:
     case msg_type::prepare:
         adopt(op, message.value, message.contributors, message.decided_by, message.root);
-        if (message.type == msg_type::prepare) send_ack(op, from, message.root);
+        if (from_its_root) op.delegated_by = from;
         break;
-    case msg_type::ack: break;
     }
-}
-
-void survivor_allreduce::send_ack(const call& op, rank_t to, rank_t root) {
-    allreduce_wire::encode(allreduce_wire::msg_type::ack, op.sequence, root, 0, rank_ranges(), {}, scratch_);
-    transport_.send(to, scratch_);
-    ++stats_.acks_sent;
 }
 
 void survivor_allreduce::combine(call& op, const rank_ranges& set, std::span<const std::byte> value) {
@@ -223,9 +214,7 @@ void survivor_allreduce::progress_down(call& op) {
         if (op.decided_by != config_.self) ++stats_.root_takeovers;
         op.result_root = config_.self;
         op.result_sent_to.clear();
-        op.released = false;
         op.prepared = no_rank;
-        op.confirmed_by = no_rank;
     } else if (current_root != config_.self && failed_.contains(op.result_root) &&
                nearest_live_parent(config_.self) == current_root && op.hold_sent_to != current_root) {
         allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0, op.decided_by, op.result_set,
@@ -234,9 +223,16 @@ void survivor_allreduce::progress_down(call& op) {
         ++stats_.holds_sent;
         op.hold_sent_to = current_root;
     }
-    if (op.result_root == config_.self && !op.released && !release(op)) return;
+    if (op.result_root == config_.self && prepare(op)) return;
     std::vector<rank_t> children;
     live_children(config_.self, children);
+    if (op.delegated_by != no_rank && op.delegated_by == op.result_root && !failed_.contains(op.delegated_by)) {
+        std::vector<rank_t> its_children;
+        expand(0, its_children, op.delegated_by);
+        for (const rank_t child : its_children) {
+            if (child != config_.self) children.push_back(child);
+        }
+    }
     for (const rank_t child : children) {
         if (!std::binary_search(op.result_sent_to.begin(), op.result_sent_to.end(), child)) {
             send_result(op, child, allreduce_wire::msg_type::result);
@@ -244,21 +240,20 @@ void survivor_allreduce::progress_down(call& op) {
     }
 }
 
-// A root's own decision goes to its successor first; only once that one
-// holds it may anybody else, so that whoever takes over from a root that
-// others already consider failed (a false suspicion not yet enforced)
-// either holds its decision or has refused it.
-bool survivor_allreduce::release(call& op) {
+// A root sends its decision to its successor alone, which sends it down
+// on the root's behalf: so whoever takes over from a root that others
+// already consider failed (a false suspicion not yet enforced) either
+// holds its decision or has refused it (messages from a process known
+// failed are dropped), and nobody else can hold it first. True while the
+// root has a successor (it then sends nothing else).
+bool survivor_allreduce::prepare(call& op) {
     const rank_t next = successor();
-    if (next == no_rank || op.confirmed_by == next) {
-        op.released = true;
-        return true;
-    }
+    if (next == no_rank) return false;
     if (op.prepared != next) {
         send_result(op, next, allreduce_wire::msg_type::prepare);
         op.prepared = next;
     }
-    return false;
+    return true;
 }
 
 void survivor_allreduce::send_result(call& op, rank_t to, allreduce_wire::msg_type type) {
@@ -295,23 +290,23 @@ rank_t survivor_allreduce::nearest_live_parent(rank_t rank) const {
 void survivor_allreduce::live_children(rank_t rank, std::vector<rank_t>& out) const {
     out.clear();
     if (rank == root()) {
-        expand(0, out);  // everyone below the failed ranks under 0, and this one's own subtree
+        expand(0, out, rank);  // everyone below the failed ranks under 0, and this one's own subtree
         return;
     }
     std::vector<rank_t> children;
     tree_.children(rank, children);
-    for (const rank_t child : children) expand(child, out);
+    for (const rank_t child : children) expand(child, out, no_rank);
 }
 
-// A live rank stands for itself; a failed one (or this process, when it is
-// root in place of rank 0) for the live ranks below it.
-void survivor_allreduce::expand(rank_t rank, std::vector<rank_t>& out) const {
+// A live rank stands for itself; a failed one (or `root`, standing in for
+// rank 0) for the live ranks below it.
+void survivor_allreduce::expand(rank_t rank, std::vector<rank_t>& out, rank_t root) const {
     std::vector<rank_t> pending{rank};
     std::vector<rank_t> children;
     while (!pending.empty()) {
         const rank_t next = pending.back();
         pending.pop_back();
-        if (next != config_.self && !failed_.contains(next)) {
+        if (next != root && !failed_.contains(next)) {
             out.push_back(next);
             continue;
         }
@@ -324,7 +319,7 @@ allreduce_status survivor_allreduce::status() const {
     if (self_failed_) return allreduce_status::excluded;
     if (!current_) return allreduce_status::idle;
     const call& op = *current_;
-    if (!op.decided || (op.decided_by == config_.self && !op.released)) return allreduce_status::running;
+    if (!op.decided) return allreduce_status::running;
     return current_->result_set.contains(config_.self) ? allreduce_status::done : allreduce_status::excluded;
 }
 

@@ -95,7 +95,7 @@ void check_allreduce(std::span<const std::byte> bytes, const allreduce_wire::lim
     require(msg.root < bounds.size && msg.decided_by < bounds.size);
     const auto ranges = msg.contributors.ranges();
     require(ranges.empty() || ranges.back().end <= bounds.size);
-    require(msg.type == allreduce_wire::msg_type::ack ? msg.value.empty() : msg.value.size() <= bounds.max_value_bytes);
+    require(msg.value.size() <= bounds.max_value_bytes);
 }
 
 }  // namespace

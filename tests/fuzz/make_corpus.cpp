@@ -56,8 +56,7 @@ int main(int argc, char** argv) {
     const std::vector<std::byte> value(8, std::byte{0x11});
     using allreduce_wire::msg_type;
     for (const auto& [type, name] : {std::pair{msg_type::partial, "ar_partial"}, std::pair{msg_type::hold, "ar_hold"},
-                                     std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"},
-                                     std::pair{msg_type::ack, "ar_ack"}}) {
+                                     std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"}}) {
         allreduce_wire::encode(type, 4, 1, 2, contributors, value, out);
         write(directory, name, out);
     }

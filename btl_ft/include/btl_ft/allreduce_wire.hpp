@@ -9,8 +9,7 @@
 //                                              (to a new root: "the old root decided this")
 //   RESULT   sequence, root, decided_by, contributors, value
 //                                              (down the tree; root: the root it travels under)
-//   PREPARE  as RESULT                         (root to its successor, which answers ACK)
-//   ACK      sequence, root                    ("I hold your decision")
+//   PREPARE  as RESULT                         (root to its successor, which sends it down)
 //
 // contributors: a count of ranges, then for each the gap from the end of the
 // previous one (from 0 for the first; at least 1 after it, as ranges never
@@ -33,12 +32,12 @@ inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
 inline constexpr std::uint8_t magic1 = 0x72;  // 'r'
 inline constexpr std::uint8_t version = 1;
 
-enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, ack = 5 };
+enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4 };
 
 struct message {
     msg_type type = msg_type::partial;
     std::uint32_t sequence = 0;
-    rank_t root = 0;        // result, prepare, ack
+    rank_t root = 0;        // result, prepare
     rank_t decided_by = 0;  // hold, result, prepare
     rank_ranges contributors;
     std::vector<std::byte> value;

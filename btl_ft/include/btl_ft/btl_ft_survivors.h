@@ -37,7 +37,7 @@ enum {
 };
 
 typedef struct btl_ft_survivors_counts {
-    uint64_t partials_sent, results_sent, holds_sent, acks_sent, received;
+    uint64_t partials_sent, results_sent, holds_sent, received;
     uint64_t malformed, from_failed, out_of_sequence, overlapping, conflicts, root_takeovers;
 } btl_ft_survivors_counts_t;
 

@@ -17,20 +17,20 @@
 //         Once its subtree is covered (every rank combined or failed) a
 //         process freezes its partial and sends it up, again to each new
 //         nearest live ancestor if its parent fails.
-//   ROOT  The lowest live rank. When covered, it decides: the value and
-//         the contributor set travel down as RESULT.
-//   DOWN  RESULT goes to every live child, and to the children of a child
-//         that fails. A process returns once it holds RESULT.
+//   ROOT  The lowest live rank. When covered, it decides, and sends the
+//         value and the contributor set to its successor (the next root)
+//         alone, as PREPARE.
+//   DOWN  The successor sends it as RESULT to the root's live children and
+//         its own; each process to its live children, and to the children
+//         of a child that fails. A process returns once it holds RESULT.
 //   ROOT FAILS  The next lowest live rank becomes root. A process holding
 //         the old root's RESULT reports it (HOLD) instead of its partial,
 //         and the new root adopts it, so a decision seen by a survivor is
 //         never replaced. Nothing from a process known failed is taken, so
 //         a late RESULT of a failed root never reaches a process that has
-//         moved on to the next one. A root sends its own decision to its
-//         successor (the next root) first, and to anyone else only once the
-//         successor answered ACK: a root the others already declared failed,
-//         but not yet stopped, then cannot spread a decision the next root
-//         does not hold.
+//         moved on to the next one. As only the successor spreads a root's
+//         decision, a root the others already declared failed, but not yet
+//         stopped, cannot spread a decision the next root does not hold.
 //
 // Guarantees, with a detector whose failures are permanent (a process
 // declared failed stops, as btl_ft fences it): every process alive at the
@@ -106,7 +106,6 @@ struct allreduce_stats {
     std::uint64_t partials_sent = 0;
     std::uint64_t results_sent = 0;
     std::uint64_t holds_sent = 0;
-    std::uint64_t acks_sent = 0;
     std::uint64_t received = 0;
     std::uint64_t malformed = 0;         // dropped: did not decode
     std::uint64_t from_failed = 0;       // dropped: the sender is known failed
@@ -154,11 +153,10 @@ private:
     rank_t root() const;                        // the lowest rank not known failed
     rank_t nearest_live_parent(rank_t rank) const;  // or the root
     void live_children(rank_t rank, std::vector<rank_t>& out) const;
-    void expand(rank_t rank, std::vector<rank_t>& out) const;
+    void expand(rank_t rank, std::vector<rank_t>& out, rank_t root) const;
     bool covered(const call& op) const;
-    bool release(call& op);
+    bool prepare(call& op);
     void send_result(call& op, rank_t to, allreduce_wire::msg_type type);
-    void send_ack(const call& op, rank_t to, rank_t root);
     rank_t successor() const;  // the lowest rank above this one not known failed
 
     allreduce_config config_;
