@@ -15,6 +15,7 @@ from benchmarks import summary
 
 from benchmarks.node import report_two_levels
 from benchmarks.scale import report_sim
+from benchmarks.survivors import report_survivors
 
 OUT = common.ROOT / "benchmarks" / ("RESULTS.md" if common.TRANSPORT is None
                                     else f"RESULTS-{common.TRANSPORT_NAME}.md")
@@ -523,6 +524,7 @@ def main():
         ("Detection and propagation (detect_propagate)", propagate_section()),
         ("Overhead without failures", overhead_section()),
         ("Latency, many repetitions (latency)", latency_section()),
+        ("The survivor allreduce, seed 001 (survivors)", report_survivors.section(table, fmt)),
         ("Idle cost: a computing application", idle_cost_section()),
         ("Memory, descriptors and threads per process (footprint)", footprint_section()),
         ("Accuracy under oversubscription", accuracy_section()),

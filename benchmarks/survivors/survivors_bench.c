@@ -1,0 +1,184 @@
+/*
+ * The survivor allreduce against MPI_Allreduce and against ULFM's recovery
+ * idiom (benchmarks/survivors/run_survivors.py).
+ *
+ *   survivors_bench latency [--batches B] [--iterations I]
+ *       for 8 B to 64 KiB of doubles: B batches of I calls of each of
+ *       MPI_Allreduce and MPIX_Comm_allreduce_survivors, interleaved batch
+ *       by batch; rank 0 prints {"test":"allreduce_<n>B","mpi_us":m,
+ *       "survivors_us":s} with the medians of the batch means.
+ *   survivors_bench fault --recovery survivors|idiom --victims r1,r2
+ *                         [--kind crash|hang] [--when before|during]
+ *                         [--serial-ms M]
+ *       every rank passes a barrier; each victim then notes the time and
+ *       fails (SIGKILL, or SIGSTOP with --kind hang): at once (before), or
+ *       2 ms later while the others are already in the call (during); with
+ *       --serial-ms the second victim fails M ms after the first. The
+ *       others reduce 2^rank with MPI_SUM: `survivors`, one
+ *       MPIX_Comm_allreduce_survivors; `idiom`, MPI_Allreduce and, if it
+ *       failed anywhere, revoke, shrink and MPI_Allreduce again on the
+ *       shrunk communicator (until a round succeeds everywhere, as the
+ *       usual loop does). Victims print {"victim":r,"at_ns":t}; survivors
+ *       {"rank":r,"done_ns":t,"value":v,"rounds":n}.
+ */
+#include <mpi.h>
+#include <mpi-ext.h>
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *values, int count)
+{
+    qsort(values, (size_t)count, sizeof *values, compare);
+    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
+}
+
+/* Stock Open MPI has no survivor allreduce: there, only the idiom runs. */
+#ifndef OMPI_HAVE_MPIX_COMM_ALLREDUCE_SURVIVORS
+static int MPIX_Comm_allreduce_survivors(const void *in, void *out, int count, MPI_Datatype type, MPI_Op op,
+                                         MPI_Comm comm, MPI_Group *group)
+{
+    (void)in; (void)out; (void)count; (void)type; (void)op; (void)comm; (void)group;
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+#endif
+
+static int survivors_call(const double *in, double *out, int count)
+{
+    MPI_Group contributors;
+    int rc = MPIX_Comm_allreduce_survivors(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &contributors);
+    if (rc == MPI_SUCCESS) MPI_Group_free(&contributors);
+    return rc;
+}
+
+static void latency(int rank, int batches, int iterations)
+{
+    double *in = malloc(65536), *out = malloc(65536), *mpi_us = malloc(sizeof(double) * batches),
+           *survivors_us = malloc(sizeof(double) * batches);
+    for (int i = 0; i < 65536 / 8; i++) in[i] = rank + i;
+    for (int bytes = 8; bytes <= 65536; bytes *= 8) {
+        int count = bytes / 8;
+        survivors_call(in, out, count); /* warm up both */
+        MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int b = 0; b < batches; b++) {
+            long long start;
+            MPI_Barrier(MPI_COMM_WORLD);
+            start = now_ns();
+            for (int i = 0; i < iterations; i++) MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            mpi_us[b] = (now_ns() - start) / 1e3 / iterations;
+            MPI_Barrier(MPI_COMM_WORLD);
+            start = now_ns();
+            for (int i = 0; i < iterations; i++) survivors_call(in, out, count);
+            survivors_us[b] = (now_ns() - start) / 1e3 / iterations;
+        }
+        if (rank == 0) {
+            printf("{\"test\":\"allreduce_%dB\",\"mpi_us\":%.3f,\"survivors_us\":%.3f}\n", bytes,
+                   median(mpi_us, batches), median(survivors_us, batches));
+            fflush(stdout);
+        }
+    }
+    free(in); free(out); free(mpi_us); free(survivors_us);
+}
+
+static uint64_t idiom(int rank, int *rounds)
+{
+    MPI_Comm comm = MPI_COMM_WORLD, shrunk;
+    uint64_t mine = UINT64_C(1) << rank, sum = 0;
+    int rc;
+    *rounds = 0;
+    for (;;) {
+        int flag;
+        ++*rounds;
+        rc = MPI_Allreduce(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, comm);
+        /* everyone must know whether the round held everywhere */
+        flag = rc == MPI_SUCCESS;
+        MPIX_Comm_agree(comm, &flag);
+        if (flag) break;
+        MPIX_Comm_revoke(comm);
+        MPIX_Comm_shrink(comm, &shrunk);
+        if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+        comm = shrunk;
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    }
+    if (comm != MPI_COMM_WORLD) MPI_Comm_free(&comm);
+    return sum;
+}
+
+static void fault(int rank, const char *recovery, int *victims, int victim_count, int sig, int during, int serial_ms)
+{
+    int my_index = -1;
+    for (int i = 0; i < victim_count; i++) {
+        if (victims[i] == rank) my_index = i;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (my_index >= 0) {
+        long delay_us = (during ? 2000 : 0) + (long)my_index * serial_ms * 1000;
+        if (delay_us) usleep((useconds_t)delay_us);
+        printf("{\"victim\":%d,\"at_ns\":%lld}\n", rank, now_ns());
+        fflush(stdout);
+        kill(getpid(), sig);
+        pause();
+    }
+    if (!strcmp(recovery, "survivors")) {
+        uint64_t mine = UINT64_C(1) << rank, sum = 0;
+        MPI_Group contributors;
+        int rc = MPIX_Comm_allreduce_survivors(&mine, &sum, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD,
+                                               &contributors);
+        long long done = now_ns();
+        if (rc == MPI_SUCCESS) MPI_Group_free(&contributors);
+        printf("{\"rank\":%d,\"done_ns\":%lld,\"value\":%" PRIu64 ",\"rounds\":1,\"rc\":%d}\n", rank, done, sum, rc);
+    } else {
+        int rounds;
+        uint64_t sum = idiom(rank, &rounds);
+        long long done = now_ns();
+        printf("{\"rank\":%d,\"done_ns\":%lld,\"value\":%" PRIu64 ",\"rounds\":%d,\"rc\":0}\n", rank, done, sum,
+               rounds);
+    }
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, batches = 15, iterations = 200, victims[8], victim_count = 0, sig = SIGKILL, during = 0,
+        serial_ms = 0;
+    const char *recovery = "survivors";
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--batches") && i + 1 < argc) batches = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--iterations") && i + 1 < argc) iterations = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--recovery") && i + 1 < argc) recovery = argv[++i];
+        else if (!strcmp(argv[i], "--kind") && i + 1 < argc) sig = strcmp(argv[++i], "hang") ? SIGKILL : SIGSTOP;
+        else if (!strcmp(argv[i], "--when") && i + 1 < argc) during = !strcmp(argv[++i], "during");
+        else if (!strcmp(argv[i], "--serial-ms") && i + 1 < argc) serial_ms = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--victims") && i + 1 < argc) {
+            for (char *part = strtok(argv[++i], ","); part && victim_count < 8; part = strtok(NULL, ",")) {
+                victims[victim_count++] = atoi(part);
+            }
+        }
+    }
+    if (argc > 1 && !strcmp(argv[1], "latency")) latency(rank, batches, iterations);
+    else if (argc > 1 && !strcmp(argv[1], "fault")) fault(rank, recovery, victims, victim_count, sig, during, serial_ms);
+    MPI_Finalize();
+    return 0;
+}
