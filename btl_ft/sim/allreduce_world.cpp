@@ -215,7 +215,7 @@ struct allreduce_world::impl {
         }
         allreduce_wire::message message;
         (void)allreduce_wire::decode(item.bytes, {options.size, 8}, message);
-        static const char* const names[] = {"?", "PARTIAL", "HOLD", "RESULT", "PREPARE", "ACK"};
+        static const char* const names[] = {"?", "PARTIAL", "HOLD", "RESULT", "PREPARE"};
         std::fprintf(stderr, "%u -> %u %s seq %u root %u decided_by %u {", item.from, item.to,
                      names[static_cast<int>(message.type)], message.sequence, message.root, message.decided_by);
         for (const rank_range& range : message.contributors.ranges()) {
