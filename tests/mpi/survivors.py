@@ -83,6 +83,7 @@ def main():
     p.add_argument("--victims", default="")
     p.add_argument("--iterations", type=int, default=1)
     p.add_argument("--revoke", action="store_true")
+    p.add_argument("--allreduce-first", action="store_true")
     p.add_argument("--deadline-s", type=int, default=20)
     p.add_argument("--mca", type=mca_pair, action="append", default=[])
     args = p.parse_args()
@@ -94,6 +95,8 @@ def main():
         program += ["--victims", ",".join(map(str, victims))]
     if args.revoke:
         program.append("--revoke")
+    if args.allreduce_first:
+        program.append("--allreduce-first")
     # per-call records in files: through mpirun's output they lost line
     # tails when the runtime fenced a hung process
     with tempfile.TemporaryDirectory(prefix="btl_ft-survivors-") as directory:

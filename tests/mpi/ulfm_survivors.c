@@ -17,6 +17,10 @@
  *                  inside one of them.
  *   --revoke       rank 0 revokes MPI_COMM_WORLD first: the call works on a
  *                  revoked communicator, as MPIX_Comm_agree does.
+ *   --allreduce-first  the others first call MPI_Allreduce, which the
+ *                  failure interrupts, as a program would before it turns
+ *                  to the survivor allreduce (the failure revokes the
+ *                  collectives, and their fragments in flight are dropped).
  * Each rank prints, per call, {"rank":r,"iter":i,"rc":"success"|...,
  * "value":v,"contributors":[...],"us":t}; then {"rank":r,"checks":...} for
  * the argument errors (a derived datatype, a non-commutative operation) and
@@ -168,7 +172,7 @@ static void other_checks(void)
 int main(int argc, char **argv)
 {
     const char *when = "none", *records_dir = NULL;
-    int iterations = 1, deadline = 30, revoke = 0;
+    int iterations = 1, deadline = 30, revoke = 0, allreduce_first = 0;
     long after_us = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--when") && i + 1 < argc) when = argv[++i];
@@ -177,6 +181,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--after-us") && i + 1 < argc) after_us = atol(argv[++i]);
         else if (!strcmp(argv[i], "--deadline-s") && i + 1 < argc) deadline = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--revoke")) revoke = 1;
+        else if (!strcmp(argv[i], "--allreduce-first")) allreduce_first = 1;
         else if (!strcmp(argv[i], "--records") && i + 1 < argc) records_dir = argv[++i];
         else if (!strcmp(argv[i], "--victims") && i + 1 < argc) {
             for (char *part = strtok(argv[++i], ","); part && victim_count < 64; part = strtok(NULL, ",")) {
@@ -216,6 +221,10 @@ int main(int argc, char **argv)
         }
     }
     if (!strcmp(when, "acked")) wait_for_victims_and_ack();
+    if (allreduce_first) {
+        int mine = rank, sum = 0;
+        MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* fails somewhere: ignored */
+    }
 
     for (int i = 0; i < iterations; i++) one_call(i);
     if (!revoke) other_checks();

@@ -19,6 +19,7 @@
  */
 #include "ompi_config.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@
 #include "ompi/attribute/attribute.h"
 #include "ompi/communicator/ft/comm_ft_survivors.h"
 #include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/runtime/ompi_rte.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/message/message.h"
 #include "ompi/request/request.h"
@@ -272,6 +274,19 @@ static int survivors_progress(void)
     return 0;
 }
 
+/* At mpi_ft_verbose 1, what a call that takes long has seen so far. */
+static void survivors_report(survivors_comm_t *s, const char *what)
+{
+    btl_ft_survivors_counts_t c = btl_ft_survivors_counters(s->machine);
+    opal_output_verbose(1, ompi_ftmpi_output_handle,
+                        "%s survivor allreduce on %s %s: sent %" PRIu64 " partials, %" PRIu64 " results, %" PRIu64
+                        " holds; received %" PRIu64 " (dropped: %" PRIu64 " malformed, %" PRIu64 " from failed, %"
+                        PRIu64 " out of sequence, %" PRIu64 " overlapping); %zu sends pending",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, what, c.partials_sent, c.results_sent,
+                        c.holds_sent, c.received, c.malformed, c.from_failed, c.out_of_sequence, c.overlapping,
+                        s->send_count);
+}
+
 static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)
 {
     size_t ranges = btl_ft_survivors_contributors(s->machine, NULL, 0);
@@ -330,11 +345,14 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
         s->busy = false;
         return MPI_ERR_INTERN;
     }
-    for (;;) {
+    for (uint64_t spins = 1;; ++spins) {
         survivors_step(s);
         status = btl_ft_survivors_status(s->machine);
         if (BTL_FT_SURVIVORS_RUNNING != status) {
             break;
+        }
+        if (0 == (spins & ((UINT64_C(1) << 18) - 1))) {
+            survivors_report(s, "still waits");
         }
         opal_progress();
     }
