@@ -9,7 +9,9 @@ rank kept alive by its witness, the exit status and how a victim died,
 the respawn idiom (also across 2 emulated nodes) and failures crossing between spawned jobs, a peer dying in the middle
 of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
 loaded host, a healthy rank called failed as the others exit after a crash
-across nodes, a rank that came up without btl/ofi over libfabric's shm)
+across nodes, a rank that came up without btl/ofi over libfabric's shm,
+the survivor allreduce on a revoked communicator, after an interrupted
+MPI_Allreduce, and with failures during its calls)
 R times each through ctest (the respawn idiom's cases 5 R times: it must
 work every time, and R is 10 in `make bench`),
 round-robin so that drift of the shared machine spreads over all of them,
@@ -26,7 +28,8 @@ from benchmarks import common
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
-                   r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child)_np4|victim_death_np4)$"
+                   r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child)_np4|victim_death_np4|"
+                   r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8))$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes)$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"
