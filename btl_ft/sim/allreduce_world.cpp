@@ -67,7 +67,6 @@ struct allreduce_world::impl {
     std::vector<std::unique_ptr<survivor_allreduce>> processes;
     std::vector<std::uint8_t> dead;      // crashed, or failed before
     std::vector<std::uint8_t> declared;  // suspected while running: failed for the oracle
-    std::vector<time_ns> died_at;
     std::vector<std::uint32_t> sends;
     std::vector<std::uint32_t> crash_after;  // 0: never
     std::vector<std::uint32_t> calls_begun;
@@ -86,7 +85,6 @@ struct allreduce_world::impl {
         ports.resize(n);
         dead.assign(n, 0);
         declared.assign(n, 0);
-        died_at.assign(n, -1);
         sends.assign(n, 0);
         crash_after.assign(n, 0);
         calls_begun.assign(n, 0);
@@ -154,7 +152,6 @@ struct allreduce_world::impl {
     void crash(rank_t rank) {
         if (dead[rank]) return;
         dead[rank] = 1;
-        died_at[rank] = now;
         tell_failed(rank, now);
     }
 
@@ -273,7 +270,6 @@ allreduce_world::~allreduce_world() = default;
 
 void allreduce_world::fail_before(rank_t rank, bool known_to_all) {
     impl_->dead[rank] = 1;
-    impl_->died_at[rank] = -1;
     if (known_to_all) {
         impl_->known_before.insert(std::lower_bound(impl_->known_before.begin(), impl_->known_before.end(), rank),
                                    rank);
@@ -369,25 +365,7 @@ const call_outcome& allreduce_world::outcome(rank_t rank, std::uint32_t call) co
 }
 bool allreduce_world::alive(rank_t rank) const { return !impl_->failed(rank); }
 
-std::uint32_t allreduce_world::returned_then_failed_apart() const {
-    const impl& net = *impl_;
-    std::uint32_t count = 0;
-    for (std::uint32_t call = 0; call < net.options.calls; ++call) {
-        const call_outcome* survivor = nullptr;
-        for (rank_t r = 0; r < net.options.size && !survivor; ++r) {
-            if (!net.failed(r) && net.outcomes[r][call].status == allreduce_status::done) survivor = &net.outcomes[r][call];
-        }
-        if (!survivor) continue;
-        for (rank_t r = 0; r < net.options.size; ++r) {
-            const call_outcome& out = net.outcomes[r][call];
-            if (net.failed(r) && out.status == allreduce_status::done && out.value != survivor->value) ++count;
-        }
-    }
-    return count;
-}
 const survivor_allreduce& allreduce_world::process(rank_t rank) const { return *impl_->processes[rank]; }
-std::uint64_t allreduce_world::value_of(rank_t rank, std::uint32_t call) const { return impl_->value_of(rank, call); }
 std::uint64_t allreduce_world::messages() const { return impl_->messages; }
-time_ns allreduce_world::now() const { return impl_->now; }
 
 }  // namespace btl_ft::sim

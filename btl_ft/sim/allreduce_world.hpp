@@ -90,12 +90,7 @@ public:
     const call_outcome& outcome(rank_t rank, std::uint32_t call) const;
     bool alive(rank_t rank) const;
     const survivor_allreduce& process(rank_t rank) const;
-    std::uint64_t value_of(rank_t rank, std::uint32_t call) const;
     std::uint64_t messages() const;  // sent, by every process, over the run
-    // Processes that returned a call and failed later, holding a result the
-    // survivors do not (allowed, see survivor_allreduce.hpp; counted).
-    std::uint32_t returned_then_failed_apart() const;
-    time_ns now() const;
 
 private:
     struct impl;

@@ -51,13 +51,11 @@ void read_value(wire::codec::reader& in, std::size_t max_value_bytes, std::vecto
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
     wire::codec::reader in(bytes);
-    const std::uint8_t m0 = in.byte(), m1 = in.byte(), v = in.byte(), type = in.byte();
-    if (!in.ok()) return in.error();
-    if (m0 != magic0 || m1 != magic1) return status::bad_magic;
-    if (v != version) return status::bad_version;
-    if (type < static_cast<std::uint8_t>(msg_type::partial) || type > static_cast<std::uint8_t>(msg_type::prepare)) {
-        return status::bad_type;
-    }
+    std::uint8_t type = 0;
+    const status header = wire::codec::read_header(in, magic0, magic1, version,
+                                                   static_cast<std::uint8_t>(msg_type::partial),
+                                                   static_cast<std::uint8_t>(msg_type::prepare), type);
+    if (header != status::ok) return header;
     out.type = static_cast<msg_type>(type);
     out.sequence = in.varint();
     out.root = has_root(out.type) ? in.varint() : 0;

@@ -269,16 +269,13 @@ bool survivor_allreduce::covered(const call& op) const {
     return op.combined.covers(config_.self, tree_.subtree_end(config_.self), failed_);
 }
 
-rank_t survivor_allreduce::root() const {
-    rank_t rank = 0;
-    while (rank < config_.size && failed_.contains(rank)) ++rank;
-    return rank;
-}
+// The failed set never holds this process (self_failed_ does), so this
+// one always has an index among the live ranks.
+rank_t survivor_allreduce::root() const { return failed_.alive_at(0); }
 
 rank_t survivor_allreduce::successor() const {
-    rank_t rank = config_.self + 1;
-    while (rank < config_.size && failed_.contains(rank)) ++rank;
-    return rank < config_.size ? rank : no_rank;
+    const rank_t next = failed_.alive_at(failed_.alive_index(config_.self) + 1);
+    return next < config_.size ? next : no_rank;
 }
 
 rank_t survivor_allreduce::nearest_live_parent(rank_t rank) const {
@@ -320,10 +317,8 @@ allreduce_status survivor_allreduce::status() const {
     if (!current_) return allreduce_status::idle;
     const call& op = *current_;
     if (!op.decided) return allreduce_status::running;
-    return current_->result_set.contains(config_.self) ? allreduce_status::done : allreduce_status::excluded;
+    return op.result_set.contains(config_.self) ? allreduce_status::done : allreduce_status::excluded;
 }
-
-std::uint32_t survivor_allreduce::sequence() const { return current_ ? current_->sequence : 0; }
 
 std::span<const std::byte> survivor_allreduce::result() const {
     BTL_FT_ASSERT(current_ && current_->decided, "allreduce result asked before the call decided");

@@ -122,13 +122,10 @@ propagator_kind kind_of(notice_mode mode) {
 status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
     if (bytes.size() > bounds.max_bytes) return status::oversize;
     reader in(bytes);
-    const std::uint8_t m0 = in.byte(), m1 = in.byte(), v = in.byte(), type = in.byte();
-    if (!in.ok()) return in.error();
-    if (m0 != magic0 || m1 != magic1) return status::bad_magic;
-    if (v != version) return status::bad_version;
-    if (type < static_cast<std::uint8_t>(msg_type::heartbeat) || type > static_cast<std::uint8_t>(msg_type::witness_reply)) {
-        return status::bad_type;
-    }
+    std::uint8_t type = 0;
+    const status header = codec::read_header(in, magic0, magic1, version, static_cast<std::uint8_t>(msg_type::heartbeat),
+                                             static_cast<std::uint8_t>(msg_type::witness_reply), type);
+    if (header != status::ok) return header;
     out.type = static_cast<msg_type>(type);
     decode_body(in, bounds, out);
     if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);

@@ -136,4 +136,17 @@ private:
     std::vector<std::byte>& out_;
 };
 
+// Reads a format's 4-byte header: its two magic bytes, its version and a
+// type in [first_type, last_type]; ok and the type, or why it is refused.
+inline status read_header(reader& in, std::uint8_t first, std::uint8_t second, std::uint8_t format_version,
+                          std::uint8_t first_type, std::uint8_t last_type, std::uint8_t& type) {
+    const std::uint8_t m0 = in.byte(), m1 = in.byte(), v = in.byte();
+    type = in.byte();
+    if (!in.ok()) return in.error();
+    if (m0 != first || m1 != second) return status::bad_magic;
+    if (v != format_version) return status::bad_version;
+    if (type < first_type || type > last_type) return status::bad_type;
+    return status::ok;
+}
+
 }  // namespace btl_ft::wire::codec

@@ -131,7 +131,6 @@ public:
     void on_message(rank_t from, std::span<const std::byte> bytes);
 
     allreduce_status status() const;
-    std::uint32_t sequence() const;                 // of the current call; 0 before the first
     std::span<const std::byte> result() const;      // status done
     const rank_ranges& contributors() const;        // status done
     rank_t decided_by() const;                      // the root that computed it
