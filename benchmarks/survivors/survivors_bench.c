@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../overhead/median.h"
+
 static long long now_ns(void)
 {
     struct timespec ts;
@@ -40,17 +42,6 @@ static long long now_ns(void)
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *values, int count)
-{
-    qsort(values, (size_t)count, sizeof *values, compare);
-    return count % 2 ? values[count / 2] : (values[count / 2 - 1] + values[count / 2]) / 2;
-}
 
 /* Stock Open MPI has no survivor allreduce: there, only the idiom runs. */
 #ifndef OMPI_HAVE_MPIX_COMM_ALLREDUCE_SURVIVORS
@@ -92,7 +83,7 @@ static void latency(int rank, int batches, int iterations)
         }
         if (rank == 0) {
             printf("{\"test\":\"allreduce_%dB\",\"mpi_us\":%.3f,\"survivors_us\":%.3f}\n", bytes,
-                   median(mpi_us, batches), median(survivors_us, batches));
+                   median_of(mpi_us, batches), median_of(survivors_us, batches));
             fflush(stdout);
         }
     }

@@ -50,6 +50,20 @@ static inline void format_failed_group(char *out, size_t size)
     MPI_Group_free(&failed);
 }
 
+/* An MPI return code as a test record says it: "success", "revoked",
+ * "proc_failed", "err_type", "err_op", else "error <class>". */
+static inline void outcome(int rc, char *out, size_t size)
+{
+    int eclass;
+    MPI_Error_class(rc, &eclass);
+    if (rc == MPI_SUCCESS) snprintf(out, size, "success");
+    else if (eclass == MPIX_ERR_REVOKED) snprintf(out, size, "revoked");
+    else if (eclass == MPIX_ERR_PROC_FAILED) snprintf(out, size, "proc_failed");
+    else if (eclass == MPI_ERR_TYPE) snprintf(out, size, "err_type");
+    else if (eclass == MPI_ERR_OP) snprintf(out, size, "err_op");
+    else snprintf(out, size, "error %d", eclass);
+}
+
 /* A bound on the whole program: past it, print {"rank":R,"error":WHAT} and
  * exit 3, so a hang is reported by the process that hung. */
 static int deadline_rank = -1;

@@ -49,16 +49,6 @@ static void on_deadline(int sig)
     _exit(3);
 }
 
-static void outcome(int rc, char *out, size_t size)
-{
-    int eclass;
-    MPI_Error_class(rc, &eclass);
-    if (rc == MPI_SUCCESS) snprintf(out, size, "success");
-    else if (eclass == MPIX_ERR_REVOKED) snprintf(out, size, "revoked");
-    else if (eclass == MPIX_ERR_PROC_FAILED) snprintf(out, size, "proc_failed");
-    else snprintf(out, size, "error %d", eclass);
-}
-
 /* The odd rank of a pair: leave the revoked communicator, as --peer says. */
 static void leave(const char *how, MPI_Comm *comm, int partner)
 {

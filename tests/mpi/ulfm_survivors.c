@@ -84,18 +84,6 @@ static void fail_after(long us)
     timer_settime(timer, 0, &when, NULL);
 }
 
-static void outcome(int rc, char *out, size_t length)
-{
-    int eclass;
-    MPI_Error_class(rc, &eclass);
-    if (rc == MPI_SUCCESS) snprintf(out, length, "success");
-    else if (eclass == MPIX_ERR_REVOKED) snprintf(out, length, "revoked");
-    else if (eclass == MPIX_ERR_PROC_FAILED) snprintf(out, length, "proc_failed");
-    else if (eclass == MPI_ERR_TYPE) snprintf(out, length, "err_type");
-    else if (eclass == MPI_ERR_OP) snprintf(out, length, "err_op");
-    else snprintf(out, length, "error %d", eclass);
-}
-
 static void wait_for_victims_and_ack(void)
 {
     int failed = 0, acked = 0;
