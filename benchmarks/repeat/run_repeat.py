@@ -29,7 +29,8 @@ from benchmarks import common
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
                    r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child)_np4|victim_death_np4|"
-                   r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8))$"
+                   r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8)|"
+                   r"sm_dead_writer)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes)$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"

@@ -6,7 +6,10 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            this host: each run times MPI_Allreduce and the survivor
            allreduce in interleaved batches, and the ratio of their medians
            is taken within the run (benchmarks/survivors/survivors_bench.c).
-  faults   seed 001's Table 1 columns at 8 ranks: 1 fault, 2 parallel (in
+           Each size of job runs at the radixes 2, 4 and its own size (a
+           flat tree: one level up, one down), in turn: seed 001 chooses the
+           radix by measuring (mpi_ft_survivors_radix).
+  faults   seed 001's Table 1 columns at 8 and 16 ranks: 1 fault, 2 parallel (in
            different subtrees), 2 serial (a process and its parent), 3 mixed;
            crash and hang; failing just before the call or 2 ms into it. The
            time from the first failure until every survivor holds the
@@ -27,8 +30,8 @@ from mpijobs import mpicmd
 SOURCE = common.ROOT / "benchmarks" / "survivors" / "survivors_bench.c"
 ETA, DELTA = 0.01, 0.05
 DEADLINE_S = 30
-# seed 001's Table 1 columns; 8 ranks, radix 4: 0 is the root, 4 the
-# parent of 5, 6 and 7, and 1, 2, 3, 5, 6, 7 leaves
+# seed 001's Table 1 columns; radix 4: 0 is the root, 4 the parent of 5, 6
+# and 7, and 1, 2, 3, 5, 6, 7 leaves (at 8 and at 16 ranks)
 CASES = (
     ("1 fault", [5], 0),
     ("2 parallel", [3, 6], 0),
@@ -46,19 +49,29 @@ def stock_config(kind):
     return "stock-detector" if kind == "hang" else "stock-default"
 
 
+def radixes(np):
+    """2, the default 4, and the job's size: a flat tree."""
+    return sorted({2, 4, np})
+
+
 def latency(sink, ranks, reps):
     variant, mca = common.config_mca("btl_ft")
     exe = common.compile_for(SOURCE, variant)
     for rep in range(reps):
         for np in ranks:
-            run = common.run_mpi(mpicmd.mpirun(np, [exe, "latency", "--batches", 9, "--iterations", 100],
-                                               mca=mca, variant=variant), DEADLINE_S * 4)
-            for r in run.records:
-                sink.write({"benchmark": "survivors", "part": "latency", "ranks": np, "rep": rep,
-                            "test": r["test"], "mpi_us": r["mpi_us"], "survivors_us": r["survivors_us"],
-                            "ratio": r["survivors_us"] / r["mpi_us"], "outcome": run.outcome})
-            shown = ", ".join(f"{r['test']} {r['survivors_us'] / r['mpi_us']:.2f}x" for r in run.records)
-            common.progress(f"survivors latency {np} ranks rep {rep + 1}: {shown or run.outcome}")
+            # rotated, so that no radix always runs first
+            order = radixes(np)[rep % len(radixes(np)):] + radixes(np)[:rep % len(radixes(np))]
+            for radix in order:
+                run = common.run_mpi(mpicmd.mpirun(np, [exe, "latency", "--batches", 9, "--iterations", 100],
+                                                   mca={**mca, "mpi_ft_survivors_radix": radix},
+                                                   variant=variant), DEADLINE_S * 4)
+                for r in run.records:
+                    sink.write({"benchmark": "survivors", "part": "latency", "ranks": np, "radix": radix,
+                                "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
+                                "survivors_us": r["survivors_us"], "ratio": r["survivors_us"] / r["mpi_us"],
+                                "outcome": run.outcome})
+                shown = ", ".join(f"{r['test']} {r['survivors_us'] / r['mpi_us']:.2f}x" for r in run.records)
+                common.progress(f"survivors latency {np} ranks radix {radix} rep {rep + 1}: {shown or run.outcome}")
 
 
 def fault_run(sink, np, case, victims, kind, when, recovery, rep):
@@ -102,7 +115,8 @@ def faults(sink, np, reps, cases, kinds, whens):
                         ms, consistent = fault_run(sink, np, case, victims, kind, when, recovery, rep)
                         done += 1
                         shown = "blocked" if ms is None else f"{ms:.1f} ms" + ("" if consistent else " INCONSISTENT")
-                        common.progress(f"survivors {case} {kind} {when} {recovery[0]}: {shown}", done, total)
+                        common.progress(f"survivors {np} ranks {case} {kind} {when} {recovery[0]}: {shown}", done,
+                                        total)
 
 
 def main(argv):
@@ -111,7 +125,8 @@ def main(argv):
     sink = common.JsonLines("survivors")
     latency(sink, (4, 8) if options.quick else (4, 8, 16), reps)
     cases = CASES[:1] if options.quick else CASES
-    faults(sink, 8, reps, cases, ("crash", "hang"), ("before", "during"))
+    for np in (8,) if options.quick else (8, 16):
+        faults(sink, np, reps, cases, ("crash", "hang"), ("before", "during"))
     return 0
 
 

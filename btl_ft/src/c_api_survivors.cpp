@@ -4,8 +4,11 @@
 // caller is C.
 #include "btl_ft/btl_ft_survivors.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 
+#include "btl_ft/btl_ft.h"  // BTL_FT_STRINGIFY
 #include "btl_ft/survivor_allreduce.hpp"
 
 struct btl_ft_survivors final : btl_ft::collective_transport, btl_ft::reduce_operation {
@@ -30,10 +33,16 @@ std::span<const std::byte> bytes_of(const void* data, size_t length) {
 
 }  // namespace
 
+const char* btl_ft_survivors_radix_problem(uint32_t radix) {
+    if (radix >= BTL_FT_SURVIVORS_RADIX_MIN && radix <= BTL_FT_SURVIVORS_RADIX_MAX) return nullptr;
+    return "must be between " BTL_FT_STRINGIFY(BTL_FT_SURVIVORS_RADIX_MIN) " and " BTL_FT_STRINGIFY(
+        BTL_FT_SURVIVORS_RADIX_MAX);
+}
+
 btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
                                             const btl_ft_survivors_callbacks_t* callbacks) {
     if (callbacks == nullptr || callbacks->send == nullptr || callbacks->combine == nullptr || size == 0 ||
-        self >= size || radix < 2) {
+        self >= size || btl_ft_survivors_radix_problem(radix) != nullptr) {
         return nullptr;
     }
     try {
@@ -99,4 +108,16 @@ btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t* su
     const btl_ft::allreduce_stats& s = survivors->machine->stats();
     return {s.partials_sent, s.results_sent, s.holds_sent, s.received, s.malformed,
             s.from_failed,   s.out_of_sequence, s.overlapping, s.conflicts, s.root_takeovers};
+}
+
+void btl_ft_survivors_describe(const btl_ft_survivors_t* survivors, char* text, size_t capacity) {
+    if (capacity == 0) return;
+    text[0] = '\0';
+    try {
+        const std::string line = survivors->machine->describe();
+        const size_t length = std::min(line.size(), capacity - 1);
+        std::memcpy(text, line.data(), length);
+        text[length] = '\0';
+    } catch (...) {
+    }
 }

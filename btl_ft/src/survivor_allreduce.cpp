@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 
 #include "btl_ft/assert.hpp"
 
@@ -333,6 +334,83 @@ const rank_ranges& survivor_allreduce::contributors() const {
 rank_t survivor_allreduce::decided_by() const {
     BTL_FT_ASSERT(current_ && current_->decided, "allreduce root asked before the call decided");
     return current_->decided_by;
+}
+
+namespace {
+
+// Appends piece by piece: GCC 12 warns falsely (-Wrestrict) on chains of
+// string operator+.
+void append_set(std::string& out, const rank_ranges& set) {
+    out += '{';
+    bool first = true;
+    for (const rank_range& range : set.ranges()) {
+        if (!first) out += ',';
+        first = false;
+        out += std::to_string(range.begin);
+        if (range.end > range.begin + 1) {
+            out += '-';
+            out += std::to_string(range.end - 1);
+        }
+    }
+    out += '}';
+}
+
+void append_rank(std::string& out, rank_t rank) { out += rank == no_rank ? "none" : std::to_string(rank); }
+
+}  // namespace
+
+std::string survivor_allreduce::describe(const call& op) const {
+    std::string out = "call ";
+    out += std::to_string(op.sequence);
+    out += ": combined ";
+    append_set(out, op.combined);
+    if (op.frozen) {
+        out += ", partial ";
+        append_set(out, op.partial_set);
+        out += " to ";
+        append_rank(out, op.partial_sent_to);
+    }
+    if (op.pending_hold) out += ", a hold pending";
+    if (op.decided) {
+        out += ", decided by ";
+        append_rank(out, op.decided_by);
+        out += " under root ";
+        append_rank(out, op.result_root);
+        out += " over ";
+        append_set(out, op.result_set);
+        out += ", sent to ";
+        out += std::to_string(op.result_sent_to.size());
+        if (op.delegated_by != no_rank) {
+            out += ", for root ";
+            append_rank(out, op.delegated_by);
+        }
+    }
+    return out;
+}
+
+std::string survivor_allreduce::describe() const {
+    std::string out = "root ";
+    append_rank(out, root());
+    out += ", successor ";
+    append_rank(out, successor());
+    out += ", failed {";
+    for (const rank_t rank : failed_.ranks()) {
+        if (out.back() != '{') out += ',';
+        out += std::to_string(rank);
+    }
+    out += '}';
+    out += ", ";
+    out += std::to_string(early_.size());
+    out += " early";
+    if (current_) {
+        out += "; ";
+        out += describe(*current_);
+    }
+    if (previous_) {
+        out += "; previous ";
+        out += describe(*previous_);
+    }
+    return out;
 }
 
 }  // namespace btl_ft

@@ -1,4 +1,4 @@
-"""An invalid detector parameter stops MPI_Init with a message naming the
+"""An invalid detector (or survivor allreduce) parameter stops MPI_Init with a message naming the
 parameter, the value and what is accepted; nothing is silently adjusted."""
 import sys
 from mpijobs import launch, mpicmd
@@ -15,6 +15,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_propagator", "gossip", "hba|bmg|chord"),
     ("mpi_ft_detector_watch_node", "maybe", "true|enabled"),
     ("mpi_ft_detector_transport", "verbs", "ucx|btl"),
+    ("mpi_ft_survivors_radix", "1", "between 2 and 65536"),
 ]
 
 

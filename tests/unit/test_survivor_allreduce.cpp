@@ -234,13 +234,17 @@ TEST(SurvivorAllreduce, AFalselySuspectedProcessIsExcludedNotInconsistent) {
     }
 }
 
+// One process alone, its sends going nowhere: for what it counts and says.
+struct nowhere final : collective_transport {
+    void send(rank_t, std::span<const std::byte>) override {}
+};
+struct no_operation final : reduce_operation {
+    void combine(std::span<std::byte>, std::span<const std::byte>) const override {}
+};
+
 TEST(SurvivorAllreduce, MalformedAndForeignMessagesAreDroppedAndCounted) {
-    struct nowhere final : collective_transport {
-        void send(rank_t, std::span<const std::byte>) override {}
-    } transport;
-    struct none final : reduce_operation {
-        void combine(std::span<std::byte>, std::span<const std::byte>) const override {}
-    } operation;
+    nowhere transport;
+    no_operation operation;
     survivor_allreduce process({.size = 4, .self = 1, .radix = 2}, transport, operation);
     const std::vector<std::byte> garbage(5, std::byte{0x66});
     process.on_message(0, garbage);
@@ -259,6 +263,20 @@ TEST(SurvivorAllreduce, MalformedAndForeignMessagesAreDroppedAndCounted) {
     process.on_message(3, bytes);
     EXPECT_EQ(process.stats().malformed, 3u);
     EXPECT_EQ(process.status(), allreduce_status::running);
+}
+
+// What a stuck call prints at mpi_ft_verbose 1: the root it waits on, the
+// failed ranks, and per call what is combined and where its partial went.
+TEST(SurvivorAllreduce, DescribeNamesWhatACallWaitsFor) {
+    nowhere transport;
+    no_operation operation;
+    survivor_allreduce process({.size = 8, .self = 2, .radix = 4}, transport, operation);
+    EXPECT_EQ(process.describe(), "root 0, successor 3, failed {}, 0 early");
+    process.begin(std::vector<std::byte>(8));
+    EXPECT_EQ(process.describe(), "root 0, successor 3, failed {}, 0 early; call 1: combined {2}, partial {2} to 0");
+    const std::vector<rank_t> failed{0, 3};
+    process.on_failed(failed);
+    EXPECT_EQ(process.describe(), "root 1, successor 4, failed {0,3}, 0 early; call 1: combined {2}, partial {2} to 1");
 }
 
 }  // namespace

@@ -41,7 +41,19 @@ typedef struct btl_ft_survivors_counts {
     uint64_t malformed, from_failed, out_of_sequence, overlapping, conflicts, root_takeovers;
 } btl_ft_survivors_counts_t;
 
-/* NULL when size is 0, self >= size, radix < 2, or memory runs out. */
+/* The radix of the k-nomial tree: each process has up to radix - 1 children
+ * per level. Seed 001 chooses it by simulation for the machine's ratio of
+ * latency to overhead (ftsim allreduce searches it). */
+#define BTL_FT_SURVIVORS_RADIX_MIN 2
+#define BTL_FT_SURVIVORS_RADIX_MAX 65536
+#define BTL_FT_SURVIVORS_DEFAULT_RADIX 4
+
+/* NULL when the radix is valid, else the rule it breaks, as
+ * "must be between 2 and 65536". */
+const char *btl_ft_survivors_radix_problem(uint32_t radix);
+
+/* NULL when size is 0, self >= size, the radix is invalid, or memory runs
+ * out. */
 btl_ft_survivors_t *btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
                                             const btl_ft_survivors_callbacks_t *callbacks);
 void btl_ft_survivors_destroy(btl_ft_survivors_t *survivors);
@@ -59,6 +71,9 @@ const void *btl_ft_survivors_result(const btl_ft_survivors_t *survivors);
  * (begin, end, begin, end...) up to `max_ranges`; returns how many there are. */
 size_t btl_ft_survivors_contributors(const btl_ft_survivors_t *survivors, uint32_t *pairs, size_t max_ranges);
 btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t *survivors);
+/* One line of what the object waits for (root, failed ranks, each call's
+ * combined ranks and decision), cut to fit `capacity` with its NUL. */
+void btl_ft_survivors_describe(const btl_ft_survivors_t *survivors, char *text, size_t capacity);
 
 #ifdef __cplusplus
 }

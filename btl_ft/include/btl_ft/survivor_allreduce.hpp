@@ -58,6 +58,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "btl_ft/allreduce_wire.hpp"
@@ -137,6 +138,9 @@ public:
     const allreduce_stats& stats() const { return stats_; }
     const dead_set& failed() const { return failed_; }
     rank_t size() const { return config_.size; }
+    // One line of what the current and previous calls wait for: for a
+    // call that takes long, at the caller's verbose level.
+    std::string describe() const;
 
     struct call;  // one call's state (survivor_allreduce.cpp)
 
@@ -157,6 +161,7 @@ private:
     bool prepare(call& op);
     void send_result(call& op, rank_t to, allreduce_wire::msg_type type);
     rank_t successor() const;  // the lowest rank above this one not known failed
+    std::string describe(const call& op) const;
 
     allreduce_config config_;
     collective_transport& transport_;

@@ -52,6 +52,7 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_survivors.h"
 #include "ompi/errhandler/errhandler.h"
 #include "ompi/group/group.h"
 #include "ompi/proc/proc.h"
@@ -97,7 +98,8 @@ static const ompi_comm_ft_driver_ops_t common_ops;
 
 int ompi_comm_failure_detector_register_params(void)
 {
-    return ompi_comm_ft_detector_params_register();
+    int ret = ompi_comm_ft_detector_params_register();
+    return OMPI_SUCCESS == ret ? ompi_comm_survivors_register_params() : ret;
 }
 
 /* The node id of host, numbered by first appearance in hosts[0..*count);
@@ -407,7 +409,8 @@ int ompi_comm_failure_detector_init(void)
     if (!ompi_ftmpi_enabled) {
         return OMPI_SUCCESS;
     }
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&module.params))) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_get(&module.params))
+        || OMPI_SUCCESS != (ret = ompi_comm_survivors_check_params())) {
         return ret;
     }
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_btl_register_tag())) {

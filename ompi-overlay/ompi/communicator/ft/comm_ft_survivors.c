@@ -20,15 +20,19 @@
 #include "ompi_config.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "btl_ft/btl_ft_survivors.h"
 
+#include "opal/mca/base/mca_base_var.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
+#include "opal/util/show_help.h"
 
 #include "ompi/attribute/attribute.h"
+#include "ompi/communicator/ft/comm_ft_detector.h" /* OMPI_FT_DETECTOR_HELP_FILE */
 #include "ompi/communicator/ft/comm_ft_survivors.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/runtime/ompi_rte.h"
@@ -39,10 +43,11 @@
 
 #if OPAL_ENABLE_FT_MPI
 
-/* A k-nomial radix of 4: seed 001's search (ftsim allreduce) puts the best
- * radix between 4 and 11 from 2^5 to 2^16 processes at L/o = 10; a wider
- * tree serialises more sends at each parent on shared memory. */
-#define SURVIVORS_RADIX 4
+/* mpi_ft_survivors_radix. Its default, 4: seed 001's search (ftsim
+ * allreduce) puts the best radix between 4 and 11 from 2^5 to 2^16
+ * processes at L/o = 10; a wider tree serialises more sends at each parent
+ * on shared memory. */
+static unsigned int survivors_radix = BTL_FT_SURVIVORS_DEFAULT_RADIX;
 
 typedef struct survivors_send {
     ompi_request_t *request;
@@ -66,6 +71,35 @@ typedef struct survivors_comm {
 } survivors_comm_t;
 
 static int survivors_keyval = MPI_KEYVAL_INVALID;
+
+int ompi_comm_survivors_register_params(void)
+{
+    int ret = mca_base_var_register(
+        "ompi", "mpi", "ft", "survivors_radix",
+        "Radix k of the k-nomial tree of MPIX_Comm_allreduce_survivors: a "
+        "process has up to k-1 children per level of the tree, so a call "
+        "takes about log_k(n) levels up and as many down, and a parent sends "
+        "up to k-1 messages in a row. Seed 001 chooses k by simulation for "
+        "the network's ratio of latency to per-message overhead (ftsim "
+        "allreduce searches it for a job size and that ratio). Between 2 and "
+        "65536; must be the same in every process",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &survivors_radix);
+    return 0 > ret ? ret : OMPI_SUCCESS;
+}
+
+int ompi_comm_survivors_check_params(void)
+{
+    const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
+    char value[16];
+    if (NULL == rule) {
+        return OMPI_SUCCESS;
+    }
+    snprintf(value, sizeof(value), "%u", survivors_radix);
+    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, "mpi_ft_survivors_radix", value, rule);
+    return OMPI_ERR_BAD_PARAM;
+}
+
 static survivors_comm_t *survivors_all = NULL;
 
 static int survivors_progress(void);
@@ -156,8 +190,10 @@ static void survivors_drain(survivors_comm_t *s)
         ompi_message_t *message = NULL;
         ompi_status_public_t status;
         size_t length;
-        if (OMPI_SUCCESS != MCA_PML_CALL(improbe(MPI_ANY_SOURCE, MCA_COLL_BASE_TAG_SURVIVORS, s->comm, &matched,
-                                                 &message, &status)) || !matched) {
+        /* a match is received even if the probe reported an error, so
+         * that no message is left held by a probe nobody completes */
+        MCA_PML_CALL(improbe(MPI_ANY_SOURCE, MCA_COLL_BASE_TAG_SURVIVORS, s->comm, &matched, &message, &status));
+        if (!matched) {
             return;
         }
         length = status._ucount;
@@ -240,7 +276,7 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     callbacks.send = survivors_send_cb;
     callbacks.combine = survivors_combine_cb;
     s->machine = btl_ft_survivors_create((uint32_t) ompi_comm_size(comm), (uint32_t) ompi_comm_rank(comm),
-                                         SURVIVORS_RADIX, &callbacks);
+                                         survivors_radix, &callbacks);
     if (NULL == s->machine) {
         free(s);
         return MPI_ERR_NO_MEM;
@@ -278,13 +314,19 @@ static int survivors_progress(void)
 static void survivors_report(survivors_comm_t *s, const char *what)
 {
     btl_ft_survivors_counts_t c = btl_ft_survivors_counters(s->machine);
+    char state[512];
+    if (opal_output_get_verbosity(ompi_ftmpi_output_handle) < 1) {
+        return;
+    }
+    btl_ft_survivors_describe(s->machine, state, sizeof(state));
     opal_output_verbose(1, ompi_ftmpi_output_handle,
                         "%s survivor allreduce on %s %s: sent %" PRIu64 " partials, %" PRIu64 " results, %" PRIu64
                         " holds; received %" PRIu64 " (dropped: %" PRIu64 " malformed, %" PRIu64 " from failed, %"
-                        PRIu64 " out of sequence, %" PRIu64 " overlapping); %zu sends pending",
+                        PRIu64 " out of sequence, %" PRIu64 " overlapping); %zu sends pending; ULFM knows %d "
+                        "failed; %s",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, what, c.partials_sent, c.results_sent,
                         c.holds_sent, c.received, c.malformed, c.from_failed, c.out_of_sequence, c.overlapping,
-                        s->send_count);
+                        s->send_count, s->failed_seen, state);
 }
 
 static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)

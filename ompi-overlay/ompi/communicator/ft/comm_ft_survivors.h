@@ -18,6 +18,11 @@
 
 #if OPAL_ENABLE_FT_MPI
 
+/* Registers mpi_ft_survivors_radix (with the detector's variables), and
+ * refuses an invalid value at MPI_Init with a message naming it. */
+int ompi_comm_survivors_register_params(void);
+int ompi_comm_survivors_check_params(void);
+
 /* Reduces `count` elements of every survivor's `sendbuf` (MPI_IN_PLACE: its
  * `recvbuf`) into `recvbuf` and returns the group of the processes whose
  * values are in it. Returns an MPI error class: MPI_ERR_COMM for an

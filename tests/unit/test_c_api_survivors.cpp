@@ -1,0 +1,98 @@
+// The survivor allreduce through its C ABI, as the Open MPI shim drives it:
+// the radix rule that MPI_Init reports, a call between processes whose
+// messages go through C callbacks, and the one-line description.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "btl_ft/btl_ft_survivors.h"
+
+namespace {
+
+struct mail {
+    std::uint32_t from, to;
+    std::vector<unsigned char> bytes;
+};
+
+struct process {
+    std::deque<mail>* post;
+    std::uint32_t self;
+};
+
+void send_cb(void* context, std::uint32_t peer, const void* bytes, size_t length) {
+    auto* p = static_cast<process*>(context);
+    const auto* first = static_cast<const unsigned char*>(bytes);
+    p->post->push_back({p->self, peer, std::vector<unsigned char>(first, first + length)});
+}
+
+void sum_cb(void*, void* into, const void* value, size_t length) {
+    std::uint64_t a, b;
+    ASSERT_EQ(length, sizeof a);
+    std::memcpy(&a, into, sizeof a);
+    std::memcpy(&b, value, sizeof b);
+    a += b;
+    std::memcpy(into, &a, sizeof a);
+}
+
+TEST(CApiSurvivors, TheRadixRuleNamesItsBounds) {
+    EXPECT_EQ(btl_ft_survivors_radix_problem(BTL_FT_SURVIVORS_DEFAULT_RADIX), nullptr);
+    EXPECT_EQ(btl_ft_survivors_radix_problem(2), nullptr);
+    EXPECT_EQ(btl_ft_survivors_radix_problem(65536), nullptr);
+    ASSERT_NE(btl_ft_survivors_radix_problem(1), nullptr);
+    EXPECT_STREQ(btl_ft_survivors_radix_problem(1), "must be between 2 and 65536");
+    EXPECT_NE(btl_ft_survivors_radix_problem(65537), nullptr);
+    std::deque<mail> post;
+    process p{&post, 0};
+    const btl_ft_survivors_callbacks_t callbacks{&p, send_cb, sum_cb};
+    EXPECT_EQ(btl_ft_survivors_create(4, 0, 1, &callbacks), nullptr);
+    EXPECT_EQ(btl_ft_survivors_create(4, 4, 2, &callbacks), nullptr);
+}
+
+// Five processes, rank 3 failed before the call: the others return the sum
+// over {0, 1, 2, 4}, and say so as ranges.
+TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {
+    constexpr std::uint32_t size = 5;
+    std::deque<mail> post;
+    std::vector<process> context(size);
+    std::vector<btl_ft_survivors_t*> machine(size);
+    for (std::uint32_t r = 0; r < size; ++r) {
+        context[r] = {&post, r};
+        const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
+        machine[r] = btl_ft_survivors_create(size, r, 2, &callbacks);
+        ASSERT_NE(machine[r], nullptr);
+        EXPECT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_IDLE);
+    }
+    const std::uint32_t failed = 3;
+    for (std::uint32_t r = 0; r < size; ++r) {
+        if (r == failed) continue;
+        btl_ft_survivors_failed(machine[r], &failed, 1);
+        const std::uint64_t value = std::uint64_t{1} << r;
+        ASSERT_EQ(btl_ft_survivors_begin(machine[r], &value, sizeof value), 0);
+    }
+    while (!post.empty()) {
+        const mail m = post.front();
+        post.pop_front();
+        if (m.to != failed) btl_ft_survivors_message(machine[m.to], m.from, m.bytes.data(), m.bytes.size());
+    }
+    for (std::uint32_t r = 0; r < size; ++r) {
+        if (r == failed) continue;
+        ASSERT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_DONE) << r;
+        std::uint64_t result;
+        std::memcpy(&result, btl_ft_survivors_result(machine[r]), sizeof result);
+        EXPECT_EQ(result, 0b10111u);
+        std::uint32_t pairs[4] = {};
+        ASSERT_EQ(btl_ft_survivors_contributors(machine[r], pairs, 2), 2u);
+        EXPECT_EQ(std::vector<std::uint32_t>(pairs, pairs + 4), (std::vector<std::uint32_t>{0, 3, 4, 5}));
+    }
+    char line[64];
+    btl_ft_survivors_describe(machine[1], line, sizeof line);
+    EXPECT_EQ(std::string(line).rfind("root 0, successor 2, failed {3}", 0), 0u) << line;
+    EXPECT_EQ(std::strlen(line), sizeof line - 1);  // cut to fit, with its NUL
+    for (btl_ft_survivors_t* m : machine) btl_ft_survivors_destroy(m);
+}
+
+}  // namespace
