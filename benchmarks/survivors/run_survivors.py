@@ -6,7 +6,7 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            this host: each run times MPI_Allreduce and the survivor
            allreduce in interleaved batches, and the ratio of their medians
            is taken within the run (benchmarks/survivors/survivors_bench.c).
-           Each size of job runs at the radixes 2, 4 and its own size (a
+           Each size of job runs at the radixes 2, 4, 8 and its own size (a
            flat tree: one level up, one down), in turn: seed 001 chooses the
            radix by measuring (mpi_ft_survivors_radix).
   faults   seed 001's Table 1 columns at 8 and 16 ranks: 1 fault, 2 parallel (in
@@ -50,8 +50,8 @@ def stock_config(kind):
 
 
 def radixes(np):
-    """2, the default 4, and the job's size: a flat tree."""
-    return sorted({2, 4, np})
+    """2, the default 4, 8, and the job's size: a flat tree."""
+    return sorted({2, 4, min(8, np), np})
 
 
 def latency(sink, ranks, reps):

@@ -140,14 +140,17 @@ static void survivors_combine_cb(void *context, void *into, const void *value, s
     ompi_op_reduce(s->op, (void *) value, into, s->count, s->datatype);
 }
 
-/* Frees the sends that completed (delivered, or failed with their peer). */
+/* Frees the sends that completed. It looks without progressing them
+ * (ompi_request_test would run opal_progress once per send still under
+ * way): the call's loop progresses once per turn, in its probe. A send to
+ * a process that failed may never complete; it is kept, and released with
+ * the communicator. */
 static void survivors_reap(survivors_comm_t *s)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->send_count; ++i) {
-        int done = 0;
-        ompi_request_test(&s->sends[i].request, &done, MPI_STATUS_IGNORE);
-        if (done) {
+        if (REQUEST_COMPLETE(s->sends[i].request)) {
+            ompi_request_free(&s->sends[i].request);
             free(s->sends[i].bytes);
         } else {
             s->sends[kept++] = s->sends[i];
@@ -182,7 +185,8 @@ static void survivors_feed_failures(survivors_comm_t *s)
     free(ranks);
 }
 
-/* Hands every message waiting under the tag to the machine. */
+/* Hands every message waiting under the tag to the machine. The last,
+ * unmatched, probe runs opal_progress once: the progress of a turn. */
 static void survivors_drain(survivors_comm_t *s)
 {
     for (;;) {
@@ -396,7 +400,6 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
         if (0 == (spins & ((UINT64_C(1) << 18) - 1))) {
             survivors_report(s, "still waits");
         }
-        opal_progress();
     }
     s->busy = false;
     if (BTL_FT_SURVIVORS_DONE != status) {
