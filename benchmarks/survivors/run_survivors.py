@@ -50,7 +50,7 @@ def stock_config(kind):
 
 
 def radixes(np):
-    """2, the default 4, 8, and the job's size: a flat tree."""
+    """2, 4, the default 8, and the job's size: a flat tree."""
     return sorted({2, 4, min(8, np), np})
 
 
@@ -81,6 +81,8 @@ def fault_run(sink, np, case, victims, kind, when, recovery, rep):
     exe = common.compile_for(SOURCE, variant)
     args = [exe, "fault", "--recovery", program_recovery, "--victims", ",".join(map(str, victims)),
             "--kind", kind, "--when", when]
+    if config:  # the cases name ranks of a radix-4 tree (CASES)
+        mca = {**mca, "mpi_ft_survivors_radix": 4}
     survivors = [r for r in range(np) if r not in victims]
     run = common.run_mpi(mpicmd.mpirun(np, args, mca=mca, variant=variant), DEADLINE_S,
                          expect_records=len(survivors) + len(victims))

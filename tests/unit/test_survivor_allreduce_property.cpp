@@ -3,6 +3,7 @@
 // a failing seed is printed, so it replays.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "allreduce_world.hpp"
@@ -25,7 +26,7 @@ struct schedule {
     std::string description;
 };
 
-// Draws the job, the network, and up to half the processes failing: before
+// Draws the job, the radix, the network, and up to half the processes failing: before
 // the call (known or not), at a random time, right after a random send, or
 // suspected while running.
 void draw_and_run(std::uint64_t seed) {
@@ -33,7 +34,9 @@ void draw_and_run(std::uint64_t seed) {
     allreduce_world_options options;
     options.seed = seed;
     options.size = static_cast<rank_t>(1 + draw.below(40));
+    // radix 2 to 5, or (one draw in four) a flat tree: the size itself
     options.radix = static_cast<std::uint32_t>(2 + draw.below(4));
+    if (draw.below(4) == 0) options.radix = std::max<std::uint32_t>(2, options.size);
     options.calls = static_cast<std::uint32_t>(1 + draw.below(3));
     options.max_delay_ns = static_cast<time_ns>(2'000 + draw.below(50'000));
     options.detect_min_ns = static_cast<time_ns>(draw.below(100'000));

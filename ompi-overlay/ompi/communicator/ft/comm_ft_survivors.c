@@ -43,10 +43,7 @@
 
 #if OPAL_ENABLE_FT_MPI
 
-/* mpi_ft_survivors_radix. Its default, 4: seed 001's search (ftsim
- * allreduce) puts the best radix between 4 and 11 from 2^5 to 2^16
- * processes at L/o = 10; a wider tree serialises more sends at each parent
- * on shared memory. */
+/* mpi_ft_survivors_radix, its default the core's (btl_ft_survivors.h). */
 static unsigned int survivors_radix = BTL_FT_SURVIVORS_DEFAULT_RADIX;
 
 typedef struct survivors_send {
