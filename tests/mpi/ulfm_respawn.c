@@ -115,6 +115,19 @@ static bool ranks_add_up(MPI_Comm comm)
     return rc == MPI_SUCCESS && sum == size * (size - 1) / 2;
 }
 
+/* A step of the idiom that failed ends this process with a record naming
+ * it, rather than going on with a communicator that was never made. */
+static void step_done(int rc, int rank, const char *step)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int length;
+    if (rc == MPI_SUCCESS) return;
+    MPI_Error_string(rc, text, &length);
+    printf("{\"rank\":%d,\"error\":\"%s failed: %s\"}\n", rank, step, text);
+    fflush(stdout);
+    exit(4);
+}
+
 /* The survivors' side: shrink, spawn replacements for the failed ranks of
  * world, and return the restored communicator in the original rank order. */
 static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replaced_count)
@@ -124,7 +137,7 @@ static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replace
     int world_rank, count;
     MPI_Comm_rank(world, &world_rank);
     MPIX_Comm_failure_ack(world);
-    MPIX_Comm_shrink(world, &shrunk);
+    step_done(MPIX_Comm_shrink(world, &shrunk), world_rank, "MPIX_Comm_shrink");
     /* the shrink agreed on who is gone: every survivor replaces the same */
     MPI_Comm_group(world, &world_group);
     MPI_Comm_group(shrunk, &shrunk_group);
@@ -142,15 +155,16 @@ static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replace
     MPI_Group_free(&world_group);
 
     MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
-    MPI_Comm_spawn(argv[0], argv + 1, count, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE);
+    step_done(MPI_Comm_spawn(argv[0], argv + 1, count, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE),
+              world_rank, "MPI_Comm_spawn");
     int shrunk_rank;
     MPI_Comm_rank(shrunk, &shrunk_rank);
     if (shrunk_rank == 0) {
         MPI_Send(&count, 1, MPI_INT, 0, 0, inter);
         for (int i = 0; i < count; i++) MPI_Send(&replaced[i], 1, MPI_INT, i, 1, inter);
     }
-    MPI_Intercomm_merge(inter, 0, &merged);
-    MPI_Comm_split(merged, 0, world_rank, &restored);
+    step_done(MPI_Intercomm_merge(inter, 0, &merged), world_rank, "MPI_Intercomm_merge");
+    step_done(MPI_Comm_split(merged, 0, world_rank, &restored), world_rank, "MPI_Comm_split");
     MPI_Comm_free(&merged);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&shrunk);
@@ -167,8 +181,8 @@ static MPI_Comm join(MPI_Comm parent, int *replaced, int *replaced_count, int *m
     MPI_Bcast(replaced_count, 1, MPI_INT, 0, MPI_COMM_WORLD);
     MPI_Recv(my_rank, 1, MPI_INT, 0, 1, parent, MPI_STATUS_IGNORE);
     MPI_Allgather(my_rank, 1, MPI_INT, replaced, 1, MPI_INT, MPI_COMM_WORLD);
-    MPI_Intercomm_merge(parent, 1, &merged);
-    MPI_Comm_split(merged, 0, *my_rank, &restored);
+    step_done(MPI_Intercomm_merge(parent, 1, &merged), *my_rank, "MPI_Intercomm_merge");
+    step_done(MPI_Comm_split(merged, 0, *my_rank, &restored), *my_rank, "MPI_Comm_split");
     MPI_Comm_free(&merged);
     return restored;
 }
