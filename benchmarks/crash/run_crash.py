@@ -31,29 +31,16 @@ FLOOR_PROGRAM = Path(__file__).resolve().parent / "crash_floor.c"
 FLOOR_TOUCH_MB = 64
 NO_WATCH = "btl_ft-no-node-watch"
 FLOOR = "floor"
-# The emulated nodes share this machine's 2 cores, so 4 ranks on "2 nodes"
-# oversubscribe it, which the runtime cannot know: ranks spinning in MPI
-# would keep a woken thread off the CPU until the next tick (4 ms here).
-# A user of an oversubscribed node sets what Open MPI sets itself when it
-# knows, for every configuration alike.
-ACROSS_NODES_MCA = {"mpi_yield_when_idle": "1"}
 DAEMON_STOPPED = "1 host, daemon stopped"
 RESUME_AFTER_S = 3
 DEADLINE_S = 15
 QUICK_DEADLINE_S = 5  # what stock misses across nodes it misses for good
-# Across nodes Open MPI 5.0.7 picks coll/han, whose barrier is not fault
-# tolerant: after a participant crashed it returned MPI_SUCCESS at every
-# survivor, or hung. Patch 0034 leaves it out of btl_ft's build when ULFM is
-# on; stock is measured without it too, so that its numbers are ULFM's.
-STOCK_ACROSS_NODES_MCA = {"coll": "^han"}
 
 
 def extra_mca(config, setup):
     mca = {"mpi_ft_detector_watch_node": "false"} if config == NO_WATCH else {}
     if setup == "2 nodes":
-        mca.update(ACROSS_NODES_MCA)
-        if common.CONFIGS[base_config(config)][0] == "ompi-stock":
-            mca.update(STOCK_ACROSS_NODES_MCA)
+        mca.update(common.across_nodes_mca(common.CONFIGS[base_config(config)][0]))
     return mca
 
 

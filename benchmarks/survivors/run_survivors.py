@@ -13,12 +13,24 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            different subtrees), 2 serial (a process and its parent), 3 mixed;
            crash and hang; failing just before the call or 2 ms into it. The
            time from the first failure until every survivor holds the
-           consistent result, for: the survivor allreduce (btl_ft), the idiom
+           consistent result, for: the detection alone (btl_ft: no
+           collective, each survivor polls MPIX_Comm_get_failed until it
+           names every victim: the time until every survivor knows, which
+           the idiom's agreement waits for and the survivor allreduce does
+           not, as only a victim's neighbours in the tree must know), the
+           survivor allreduce (btl_ft), the idiom
            (MPI_Allreduce, agree on success, revoke, shrink, again) on btl_ft,
            and the idiom on stock 5.0.7 (its defaults for a crash; its
            heartbeat detector for a hang, which it does not find otherwise).
            η 10 ms, δ 50 ms everywhere. A run whose survivors disagree, or
            that passes its bound, is recorded as such.
+  nodes    both parts again with 8 ranks spread over 2 and over 3 emulated
+           nodes (tests/netns: blocks of 4, or of 3, 3 and 2, joined by
+           tcp), at the radixes 4 and 8 failure-free and every fault case.
+           Every configuration runs with mpi_yield_when_idle, stock without
+           coll/han (common.across_nodes_mca).
+--parts runs some of the three; the others' records from the last run are
+kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
 import sys
@@ -26,10 +38,21 @@ import sys
 from benchmarks import common
 
 from mpijobs import mpicmd
+from mpijobs import nodes as netns
 
 SOURCE = common.ROOT / "benchmarks" / "survivors" / "survivors_bench.c"
 ETA, DELTA = 0.01, 0.05
 DEADLINE_S = 30
+# Across the emulated nodes stock's idiom blocked after a crash in the runs
+# first tried (the crash stage's stock rows across nodes are wrong too):
+# such a run is cut at 5 s, 100 times its time on one host, rather than
+# holding the stage for 30 s.
+STOCK_ACROSS_NODES_DEADLINE_S = 5
+ONE_HOST = "1 host"
+PARTS = ("latency", "faults", "nodes")
+NODE_SETUPS = {"2 nodes": 2, "3 nodes": 3}
+NODE_RANKS = 8
+NODE_RADIXES = (4, 8)
 # seed 001's Table 1 columns; radix 4: 0 is the root, 4 the parent of 5, 6
 # and 7, and 1, 2, 3, 5, 6, 7 leaves (at 8 and at 16 ranks)
 CASES = (
@@ -39,6 +62,7 @@ CASES = (
     ("3 mixed", [2, 4, 5], 0),
 )
 RECOVERIES = (  # label, configuration, program's --recovery
+    ("detection only (btl_ft)", "btl_ft", "detect"),
     ("survivors (btl_ft)", "btl_ft", "survivors"),
     ("idiom (btl_ft)", "btl_ft", "idiom"),
     ("idiom (stock)", None, "idiom"),
@@ -54,27 +78,41 @@ def radixes(np):
     return sorted({2, 4, min(8, np), np})
 
 
-def latency(sink, ranks, reps):
+def launch(np, args, mca, variant, setup, deadline_s, **options):
+    """One job on this host, or spread over the setup's emulated nodes
+    (nodes_available has checked that this machine can make them)."""
+    if setup == ONE_HOST:
+        return common.run_mpi(mpicmd.mpirun(np, args, mca=mca, variant=variant), deadline_s, **options)
+    with netns.made_for_a_run(NODE_SETUPS[setup]) as names:
+        if names is None:
+            raise RuntimeError(f"the emulated nodes of {setup} could not be made")
+        mca = {**mca, **common.across_nodes_mca(variant)}
+        return common.run_mpi(netns.mpirun_command_netns(np, args, mca=mca, variant=variant,
+                                                         nodes=NODE_SETUPS[setup]), deadline_s, **options)
+
+
+def latency(sink, jobs, reps):
+    """jobs: (setup, ranks, radixes) in the order they run in each repetition."""
     variant, mca = common.config_mca("btl_ft")
     exe = common.compile_for(SOURCE, variant)
     for rep in range(reps):
-        for np in ranks:
+        for setup, np, job_radixes in jobs:
             # rotated, so that no radix always runs first
-            order = radixes(np)[rep % len(radixes(np)):] + radixes(np)[:rep % len(radixes(np))]
+            order = job_radixes[rep % len(job_radixes):] + job_radixes[:rep % len(job_radixes)]
             for radix in order:
-                run = common.run_mpi(mpicmd.mpirun(np, [exe, "latency", "--batches", 9, "--iterations", 100],
-                                                   mca={**mca, "mpi_ft_survivors_radix": radix},
-                                                   variant=variant), DEADLINE_S * 4)
+                run = launch(np, [exe, "latency", "--batches", 9, "--iterations", 100],
+                             {**mca, "mpi_ft_survivors_radix": radix}, variant, setup, DEADLINE_S * 4)
                 for r in run.records:
-                    sink.write({"benchmark": "survivors", "part": "latency", "ranks": np, "radix": radix,
-                                "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
+                    sink.write({"benchmark": "survivors", "part": "latency", "setup": setup, "ranks": np,
+                                "radix": radix, "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
                                 "survivors_us": r["survivors_us"], "ratio": r["survivors_us"] / r["mpi_us"],
                                 "outcome": run.outcome})
                 shown = ", ".join(f"{r['test']} {r['survivors_us'] / r['mpi_us']:.2f}x" for r in run.records)
-                common.progress(f"survivors latency {np} ranks radix {radix} rep {rep + 1}: {shown or run.outcome}")
+                common.progress(f"survivors latency {setup} {np} ranks radix {radix} rep {rep + 1}: "
+                                f"{shown or run.outcome}")
 
 
-def fault_run(sink, np, case, victims, kind, when, recovery, rep):
+def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep):
     label, config, program_recovery = recovery
     name = config or stock_config(kind)
     variant, mca = common.config_mca(name, ETA, DELTA)
@@ -84,8 +122,8 @@ def fault_run(sink, np, case, victims, kind, when, recovery, rep):
     if config:  # the cases name ranks of a radix-4 tree (CASES)
         mca = {**mca, "mpi_ft_survivors_radix": 4}
     survivors = [r for r in range(np) if r not in victims]
-    run = common.run_mpi(mpicmd.mpirun(np, args, mca=mca, variant=variant), DEADLINE_S,
-                         expect_records=len(survivors) + len(victims))
+    deadline_s = STOCK_ACROSS_NODES_DEADLINE_S if setup != ONE_HOST and not config else DEADLINE_S
+    run = launch(np, args, mca, variant, setup, deadline_s, expect_records=len(survivors) + len(victims))
     injected = [r["at_ns"] for r in run.records if "victim" in r]
     done = {r["rank"]: r for r in run.records if "done_ns" in r}
     values = {done[s]["value"] for s in survivors if s in done}
@@ -93,7 +131,7 @@ def fault_run(sink, np, case, victims, kind, when, recovery, rep):
     complete = len(done) == len(survivors) and len(injected) == len(victims)
     consistent = complete and len(values) == 1
     ms = (max(d["done_ns"] for d in done.values()) - min(injected)) / 1e6 if complete else None
-    sink.write({"benchmark": "survivors", "part": "faults", "ranks": np, "case": case, "victims": victims,
+    sink.write({"benchmark": "survivors", "part": "faults", "setup": setup, "ranks": np, "case": case, "victims": victims,
                 "kind": kind, "when": when, "recovery": label, "config": name, "rep": rep,
                 "ms": ms, "complete": complete, "consistent": consistent,
                 # the idiom's shrunk result holds exactly the survivors; the survivor
@@ -104,7 +142,7 @@ def fault_run(sink, np, case, victims, kind, when, recovery, rep):
     return ms, consistent
 
 
-def faults(sink, np, reps, cases, kinds, whens):
+def faults(sink, setup, np, reps, cases, kinds, whens):
     total = reps * len(cases) * len(kinds) * len(whens) * len(RECOVERIES)
     done = 0
     for rep in range(reps):
@@ -114,22 +152,54 @@ def faults(sink, np, reps, cases, kinds, whens):
                     # interleaved: the three recoveries back to back, rotated
                     shift = rep % len(RECOVERIES)
                     for recovery in RECOVERIES[shift:] + RECOVERIES[:shift]:
-                        ms, consistent = fault_run(sink, np, case, victims, kind, when, recovery, rep)
+                        ms, consistent = fault_run(sink, setup, np, case, victims, kind, when, recovery, rep)
                         done += 1
                         shown = "blocked" if ms is None else f"{ms:.1f} ms" + ("" if consistent else " INCONSISTENT")
-                        common.progress(f"survivors {np} ranks {case} {kind} {when} {recovery[0]}: {shown}", done,
-                                        total)
+                        common.progress(f"survivors {setup} {np} ranks {case} {kind} {when} {recovery[0]}: {shown}",
+                                        done, total)
+
+
+def nodes_available(sink):
+    try:
+        netns.ensure_nodes(max(NODE_SETUPS.values()))
+        return True
+    except netns.Unavailable as e:
+        sink.write({"benchmark": "survivors", "part": "nodes", "skipped": f"cannot create emulated nodes: {e}"})
+        common.progress(f"survivors nodes: skipped, cannot create emulated nodes: {e}")
+        return False
 
 
 def main(argv):
-    options = common.runner_arguments(__doc__).parse_args(argv)
+    p = common.runner_arguments(__doc__)
+    p.add_argument("--parts", default=",".join(PARTS), help=f"comma list of {', '.join(PARTS)}")
+    options = p.parse_args(argv)
+    parts = options.parts.split(",")
+    unknown = [x for x in parts if x not in PARTS]
+    if unknown:
+        raise SystemExit(f"unknown parts {unknown}; known: {list(PARTS)}")
     reps = options.reps or (1 if options.quick else 3)
+    kept = [r for r in common.read_jsonl("survivors") if part_of(r) not in parts]
     sink = common.JsonLines("survivors")
-    latency(sink, (4, 8) if options.quick else (4, 8, 16), reps)
+    for record in kept:
+        sink.carry(record)
     cases = CASES[:1] if options.quick else CASES
-    for np in (8,) if options.quick else (8, 16):
-        faults(sink, np, reps, cases, ("crash", "hang"), ("before", "during"))
+    if "latency" in parts:
+        latency(sink, [(ONE_HOST, np, radixes(np)) for np in ((4, 8) if options.quick else (4, 8, 16))], reps)
+    if "faults" in parts:
+        for np in (8,) if options.quick else (8, 16):
+            faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))
+    if "nodes" in parts and nodes_available(sink):
+        latency(sink, [(setup, NODE_RANKS, list(NODE_RADIXES)) for setup in NODE_SETUPS], reps)
+        for setup in NODE_SETUPS:
+            faults(sink, setup, NODE_RANKS, reps, cases, ("crash", "hang"), ("before", "during"))
     return 0
+
+
+def part_of(record):
+    """Which of PARTS measured a record (those from before setups: one host)."""
+    if record.get("setup", ONE_HOST) != ONE_HOST or record["part"] == "nodes":
+        return "nodes"
+    return record["part"]
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
  *       MPI_Allreduce and MPIX_Comm_allreduce_survivors, interleaved batch
  *       by batch; rank 0 prints {"test":"allreduce_<n>B","mpi_us":m,
  *       "survivors_us":s} with the medians of the batch means.
- *   survivors_bench fault --recovery survivors|idiom --victims r1,r2
+ *   survivors_bench fault --recovery survivors|idiom|detect --victims r1,r2
  *                         [--kind crash|hang] [--when before|during]
  *                         [--serial-ms M]
  *       every rank passes a barrier; each victim then notes the time and
@@ -18,7 +18,11 @@
  *       MPIX_Comm_allreduce_survivors; `idiom`, MPI_Allreduce and, if it
  *       failed anywhere, revoke, shrink and MPI_Allreduce again on the
  *       shrunk communicator (until a round succeeds everywhere, as the
- *       usual loop does). Victims print {"victim":r,"at_ns":t}; survivors
+ *       usual loop does); `detect`, no collective: each polls
+ *       MPIX_Comm_get_failed until it names every victim (the time until
+ *       every survivor knows, what the detector alone takes), the sum
+ *       then over the ranks it does not name. Victims print
+ *       {"victim":r,"at_ns":t}; survivors
  *       {"rank":r,"done_ns":t,"value":v,"rounds":n}.
  */
 #include <mpi.h>
@@ -114,6 +118,32 @@ static uint64_t idiom(int rank, int *rounds)
     return sum;
 }
 
+/* Spins in MPI (as a blocked collective would) until ULFM knows `expected`
+ * failed processes, and notes when in *known_ns; returns the sum of 2^rank
+ * over the processes it does not know failed. */
+static uint64_t detect(int size, int expected, long long *known_ns)
+{
+    MPI_Group failed, world;
+    int known = 0, ignored;
+    uint64_t sum = 0;
+    do {
+        MPI_Iprobe(MPI_ANY_SOURCE, 0, MPI_COMM_SELF, &ignored, MPI_STATUS_IGNORE);
+        MPIX_Comm_get_failed(MPI_COMM_WORLD, &failed);
+        MPI_Group_size(failed, &known);
+        if (known < expected) MPI_Group_free(&failed);
+    } while (known < expected);
+    *known_ns = now_ns();
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    for (int r = 0; r < size; r++) {
+        int in_failed;
+        MPI_Group_translate_ranks(world, 1, &r, failed, &in_failed);
+        if (MPI_UNDEFINED == in_failed) sum += UINT64_C(1) << r;
+    }
+    MPI_Group_free(&world);
+    MPI_Group_free(&failed);
+    return sum;
+}
+
 static void fault(int rank, const char *recovery, int *victims, int victim_count, int sig, int during, int serial_ms)
 {
     int my_index = -1;
@@ -137,6 +167,13 @@ static void fault(int rank, const char *recovery, int *victims, int victim_count
         long long done = now_ns();
         if (rc == MPI_SUCCESS) MPI_Group_free(&contributors);
         printf("{\"rank\":%d,\"done_ns\":%lld,\"value\":%" PRIu64 ",\"rounds\":1,\"rc\":%d}\n", rank, done, sum, rc);
+    } else if (!strcmp(recovery, "detect")) {
+        int size;
+        long long known;
+        uint64_t sum;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        sum = detect(size, victim_count, &known);
+        printf("{\"rank\":%d,\"done_ns\":%lld,\"value\":%" PRIu64 ",\"rounds\":0,\"rc\":0}\n", rank, known, sum);
     } else {
         int rounds;
         uint64_t sum = idiom(rank, &rounds);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "btl_ft/assert.hpp"
@@ -355,6 +356,15 @@ void append_set(std::string& out, const rank_ranges& set) {
     out += '}';
 }
 
+void append_ranks(std::string& out, std::span<const rank_t> ranks) {
+    out += '{';
+    for (const rank_t rank : ranks) {
+        if (out.back() != '{') out += ',';
+        out += std::to_string(rank);
+    }
+    out += '}';
+}
+
 void append_rank(std::string& out, rank_t rank) { out += rank == no_rank ? "none" : std::to_string(rank); }
 
 }  // namespace
@@ -393,12 +403,8 @@ std::string survivor_allreduce::describe() const {
     append_rank(out, root());
     out += ", successor ";
     append_rank(out, successor());
-    out += ", failed {";
-    for (const rank_t rank : failed_.ranks()) {
-        if (out.back() != '{') out += ',';
-        out += std::to_string(rank);
-    }
-    out += '}';
+    out += ", failed ";
+    append_ranks(out, failed_.ranks());
     out += ", ";
     out += std::to_string(early_.size());
     out += " early";

@@ -314,11 +314,12 @@ static int survivors_progress(void)
 /* At mpi_ft_verbose 1, what a call that takes long has seen so far. */
 static void survivors_report(survivors_comm_t *s, const char *what)
 {
-    btl_ft_survivors_counts_t c = btl_ft_survivors_counters(s->machine);
+    btl_ft_survivors_counts_t c;
     char state[512];
     if (opal_output_get_verbosity(ompi_ftmpi_output_handle) < 1) {
         return;
     }
+    c = btl_ft_survivors_counters(s->machine);
     btl_ft_survivors_describe(s->machine, state, sizeof(state));
     opal_output_verbose(1, ompi_ftmpi_output_handle,
                         "%s survivor allreduce on %s %s: sent %" PRIu64 " partials, %" PRIu64 " results, %" PRIu64
