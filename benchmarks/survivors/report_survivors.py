@@ -56,12 +56,13 @@ def _faults(records, table, fmt):
     cases = [c for c in SEED_TABLE_1 if any(r["case"] == c for r in records)]
     rows = []
     for setup in _setups(records):
-        for ranks in sorted({r["ranks"] for r in records if _setup(r) == setup}):
+        mine = [r for r in records if _setup(r) == setup]
+        for ranks in sorted({r["ranks"] for r in mine}):
             for recovery in ("detection only (btl_ft)", "survivors (btl_ft)", "idiom (btl_ft)", "idiom (stock)"):
                 for kind in ("crash", "hang"):
                     for when in ("before", "during"):
-                        runs = [r for r in records if _setup(r) == setup
-                                and (r["ranks"], r["recovery"], r["kind"], r["when"]) == (ranks, recovery, kind, when)]
+                        runs = [r for r in mine
+                                if (r["ranks"], r["recovery"], r["kind"], r["when"]) == (ranks, recovery, kind, when)]
                         if runs:
                             rows.append([setup, ranks, recovery, kind, when]
                                         + [_cell([r for r in runs if r["case"] == c], fmt) for c in cases]

@@ -131,8 +131,8 @@ def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep):
     complete = len(done) == len(survivors) and len(injected) == len(victims)
     consistent = complete and len(values) == 1
     ms = (max(d["done_ns"] for d in done.values()) - min(injected)) / 1e6 if complete else None
-    sink.write({"benchmark": "survivors", "part": "faults", "setup": setup, "ranks": np, "case": case, "victims": victims,
-                "kind": kind, "when": when, "recovery": label, "config": name, "rep": rep,
+    sink.write({"benchmark": "survivors", "part": "faults", "setup": setup, "ranks": np, "case": case,
+                "victims": victims, "kind": kind, "when": when, "recovery": label, "config": name, "rep": rep,
                 "ms": ms, "complete": complete, "consistent": consistent,
                 # the idiom's shrunk result holds exactly the survivors; the survivor
                 # allreduce's may hold a victim whose value arrived before it failed
@@ -149,7 +149,7 @@ def faults(sink, setup, np, reps, cases, kinds, whens):
         for case, victims, _ in cases:
             for kind in kinds:
                 for when in whens:
-                    # interleaved: the three recoveries back to back, rotated
+                    # interleaved: the recoveries back to back, rotated
                     shift = rep % len(RECOVERIES)
                     for recovery in RECOVERIES[shift:] + RECOVERIES[:shift]:
                         ms, consistent = fault_run(sink, setup, np, case, victims, kind, when, recovery, rep)
