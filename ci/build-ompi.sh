@@ -4,7 +4,9 @@
 #   ci/build-ompi.sh stock     -> build/openmpi-stock,   installed in build/ompi-stock
 #   ci/build-ompi.sh install   -> build/openmpi-install, installed in $BTL_FT_PREFIX
 #     (the patched source configured for a prefix outside the build tree, so
-#     nothing it runs reads the build tree: `make install`, ci/install.sh)
+#     nothing it runs reads the build tree: `make install`, ci/install.sh).
+#     BTL_FT_INSTALL_TREE moves that tree elsewhere: the install test keeps
+#     it in the cache, so a fresh clone rebuilds only what changed.
 # Each stage is skipped when its inputs are unchanged: the tree is unpacked
 # anew only when the patch series (or the overlay's file list) changes;
 # overlay files are copied only when their content differs, so make rebuilds
@@ -19,6 +21,16 @@ case "$variant" in
   *) die "unknown variant '$variant' (expected patched, stock or install)" ;;
 esac
 tree=$BTL_FT_BUILD/openmpi-$variant
+[ "$variant" = install ] && tree=${BTL_FT_INSTALL_TREE:-$tree}
+# The core's headers and archive, as the configure arguments name them. The
+# install tree reads copies kept beside it, so that its arguments never name
+# the clone and a tree outside it (BTL_FT_INSTALL_TREE) survives new clones.
+core_include=$BTL_FT_ROOT/btl_ft/include
+core_la=$BTL_FT_BUILD/core/libbtl_ft_core.la
+if [ "$variant" = install ]; then
+  core_include=$tree-core/include
+  core_la=$tree-core/libbtl_ft_core.la
+fi
 state=$tree/.btl_ft
 logs=$BTL_FT_BUILD/logs
 mkdir -p "$logs"
@@ -118,8 +130,20 @@ configure_args() {
   if [ "$variant" != stock ]; then
     # The core enters libmpi through its libtool file (see ci/core-la.sh),
     # which also brings the C++ runtime in the right place on the link line.
-    printf '%s\n' "CPPFLAGS=-I$BTL_FT_ROOT/btl_ft/include" \
-      "OMPI_LIBMPI_EXTRA_LIBS=$BTL_FT_BUILD/core/libbtl_ft_core.la"
+    printf '%s\n' "CPPFLAGS=-I$core_include" "OMPI_LIBMPI_EXTRA_LIBS=$core_la"
+  fi
+}
+
+# Copies only what differs, so make rebuilds only what depends on it.
+stage_core() {
+  local f archive=$BTL_FT_BUILD/core/libbtl_ft_core.a
+  (cd "$BTL_FT_ROOT/btl_ft/include" && find . -type f) | while read -r f; do
+    cmp -s "$BTL_FT_ROOT/btl_ft/include/$f" "$core_include/$f" \
+      || install -D -m 644 "$BTL_FT_ROOT/btl_ft/include/$f" "$core_include/$f"
+  done
+  if ! cmp -s "$archive" "${core_la%.la}.a"; then
+    install -D -m 644 "$archive" "${core_la%.la}.a"
+    "$BTL_FT_ROOT/ci/core-la.sh" "${core_la%.la}.a"
   fi
 }
 
@@ -158,6 +182,7 @@ if [ ! -f "$state/tree" ] || [ "$(cat "$state/tree")" != "$want" ]; then
   echo "$want" > "$state/tree"
 fi
 [ "$variant" != stock ] && copy_overlay
+[ "$variant" = install ] && stage_core
 if [ ! -f "$tree/config.status" ] || ! cmp -s <(configure_args | sha256sum) "$state/configured"; then
   # libtool keeps the old prefix in every .la file it linked: a tree
   # configured anew (for a new PREFIX, say) is rebuilt from clean objects,
