@@ -70,6 +70,25 @@ def check_case(args, case, victim, run):
     return problems
 
 
+def chosen_cases(parser, text, known):
+    """The --cases list, each one of `known`."""
+    cases = text.split(",")
+    if set(cases) - set(known):
+        parser.error(f"unknown --cases {sorted(set(cases) - set(known))}; known: {', '.join(known)}")
+    return cases
+
+
+def case_mca(case, mca):
+    """A parting prints any failure a detector declares."""
+    return {**mca, "mpi_ft_verbose": 1} if case in PARTINGS else mca
+
+
+def print_detections(case, run):
+    for r in run.records:
+        if "failed_ms" in r:
+            print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, default=4)
@@ -79,9 +98,7 @@ def main():
     p.add_argument("--multiple", action="store_true", help="spawn with MPI_Comm_spawn_multiple")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
-    cases = args.cases.split(",")
-    if set(cases) - set(CASES):
-        p.error(f"unknown --cases {sorted(set(cases) - set(CASES))}; known: {', '.join(CASES)}")
+    cases = chosen_cases(p, args.cases, CASES)
     exe = mpicmd.compile_test("tests/mpi/ulfm_spawn.c")
     mca = dict(kv.split("=", 1) for kv in args.mca)
     results = []
@@ -93,12 +110,8 @@ def main():
             victim = 2 if side == "parent" else args.np + args.children - 1
         program = [exe, "--children", args.children, "--victim", victim, "--kind", kind,
                    "--deadline-s", args.deadline_s, "--multiple", int(args.multiple), "--linger-ms", 1000]
-        # a parting prints any failure a detector declares
-        case_mca = {**mca, "mpi_ft_verbose": 1} if case in PARTINGS else mca
-        run = launch.run(mpicmd.mpirun(args.np, program, mca=case_mca), deadline_s=args.deadline_s + 30)
-        for r in run.records:
-            if "failed_ms" in r:
-                print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
+        run = launch.run(mpicmd.mpirun(args.np, program, mca=case_mca(case, mca)), deadline_s=args.deadline_s + 30)
+        print_detections(case, run)
         results.append((case, run, check_case(args, case, victim, run)))
     return checks.verdict_of_cases("spawn failure", results)
 

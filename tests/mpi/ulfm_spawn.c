@@ -19,8 +19,14 @@
  * --multiple spawns the children with MPI_Comm_spawn_multiple, as two
  * commands (the first children / 2 processes, then the rest): one job.
  *
+ * --connect accept|connect joins two jobs started apart (two prun jobs of
+ * one PRRTE DVM) instead: the accepting job plays the parents, the
+ * connecting one the children. The accepting root writes its port name to
+ * --port-file, the connecting root waits for it there.
+ *
  *   ulfm_spawn --children 2 --victim 5 --kind crash|hang [--deadline-s 20] [--multiple 1]
  *   ulfm_spawn --children 2 --kind clean|disconnect [--linger-ms 500] [--multiple 1]
+ *   ulfm_spawn --connect accept|connect --port-file F --victim 5 --kind crash|hang ...
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -42,6 +48,8 @@ struct options {
     int deadline_s;
     int linger_ms;
     int multiple;
+    const char *connect;   /* NULL, "accept" or "connect" */
+    const char *port_file;
 };
 
 static void parse(int argc, char **argv, struct options *o)
@@ -54,13 +62,17 @@ static void parse(int argc, char **argv, struct options *o)
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--linger-ms")) o->linger_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--multiple")) o->multiple = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--connect")) o->connect = argv[i + 1];
+        else if (!strcmp(argv[i], "--port-file")) o->port_file = argv[i + 1];
     }
     bool failing = !strcmp(o->kind, "crash") || !strcmp(o->kind, "hang");
     bool clean = !strcmp(o->kind, "clean") || !strcmp(o->kind, "disconnect");
     if (o->children < 1 || (failing && o->victim < 0) || (!failing && !clean) ||
-        (o->multiple && o->children < 2)) {
+        (o->multiple && o->children < 2) ||
+        (o->connect && ((strcmp(o->connect, "accept") && strcmp(o->connect, "connect")) || !o->port_file))) {
         fprintf(stderr, "usage: ulfm_spawn --children N --victim R --kind crash|hang [--deadline-s S] [--multiple 1]\n"
-                        "       ulfm_spawn --children N --kind clean|disconnect [--linger-ms M] [--multiple 1]\n");
+                        "       ulfm_spawn --children N --kind clean|disconnect [--linger-ms M] [--multiple 1]\n"
+                        "       ulfm_spawn --connect accept|connect --port-file F ...\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
@@ -74,6 +86,40 @@ static void spawn_multiple(char **argv, const struct options *o, MPI_Comm *inter
     MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
     MPI_Comm_spawn_multiple(2, commands, arguments, counts, infos, 0, MPI_COMM_WORLD, inter,
                             MPI_ERRCODES_IGNORE);
+}
+
+/* The two jobs of --connect: the accepting root publishes its port in a
+ * file (written aside, then renamed, so the other side never reads half),
+ * the connecting root polls for it until the deadline's alarm. */
+static void join_jobs(const struct options *o, MPI_Comm *inter)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!strcmp(o->connect, "accept")) {
+        if (0 == rank) {
+            char aside[4096];
+            MPI_Open_port(MPI_INFO_NULL, port);
+            snprintf(aside, sizeof aside, "%s.part", o->port_file);
+            FILE *out = fopen(aside, "w");
+            if (!out || fputs(port, out) < 0 || fclose(out) || rename(aside, o->port_file)) {
+                perror(o->port_file);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        }
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter);
+        return;
+    }
+    if (0 == rank) {
+        FILE *in;
+        while (!(in = fopen(o->port_file, "r"))) usleep(10000);
+        if (!fgets(port, sizeof port, in)) {
+            fprintf(stderr, "%s: empty port file\n", o->port_file);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        fclose(in);
+    }
+    MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter);
 }
 
 /* An allreduce every millisecond on `comm` for linger_ms, agreeing each time
@@ -114,8 +160,13 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     parse(argc, argv, &o);
     MPI_Comm_get_parent(&parent);
-    bool is_child = parent != MPI_COMM_NULL;
-    if (is_child) {
+    bool is_child = parent != MPI_COMM_NULL || (o.connect && !strcmp(o.connect, "connect"));
+    if (o.connect) {
+        int world_rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+        set_deadline(world_rank, o.deadline_s, "the other job did not connect within the deadline");
+        join_jobs(&o, &inter);
+    } else if (is_child) {
         inter = parent;
     } else if (o.multiple) {
         spawn_multiple(argv, &o, &inter);
