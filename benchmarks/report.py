@@ -385,8 +385,8 @@ def repeat_section():
     rows = common.read_jsonl("repeat")
     if not rows:
         return "No results (benchmarks/repeat/run_repeat.py)."
-    out = [[r["test"], r["runs"], r["failures"], r["skipped"], r["when"][:10]] for r in rows]
-    return (table(["test", "runs", "failed", "skipped", "measured"], out)
+    out = [[r["test"], r["runs"], r["failures"], r["skipped"], r["when"][:10], r["commit"][:12]] for r in rows]
+    return (table(["test", "runs", "failed", "skipped", "measured", "commit"], out)
             + "\n\nThe do-no-harm tests whose failures were rare (benchmarks/repeat/run_repeat.py), "
               "each run R times through ctest, round-robin; CI runs each once. A test's first "
               "failure is in repeat.jsonl: the test's FAILED lines and the output's last lines.")

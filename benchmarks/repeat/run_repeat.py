@@ -6,7 +6,8 @@ once. This stage runs the tests of the failure paths that once failed rarely
 (a rank stranded in MPI_Finalize, survivors stopping themselves as failures
 come one at a time, a blocking send on a revoked communicator, a starved
 rank kept alive by its witness, the exit status and how a victim died,
-the respawn idiom (also across 2 emulated nodes) and failures crossing between spawned jobs, a peer dying in the middle
+the respawn idiom (also across 2 emulated nodes) and failures crossing between spawned or
+connected jobs, a peer dying in the middle
 of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
 loaded host, a healthy rank called failed as the others exit after a crash
 across nodes, a rank that came up without btl/ofi over libfabric's shm,
@@ -17,7 +18,9 @@ work every time, and R is 10 in `make bench`),
 round-robin so that drift of the shared machine spreads over all of them,
 and counts the failures. The tests come from build/tests (configured here
 as `make test` does if it is missing). Output: benchmarks/results/repeat.jsonl,
-one line per test, with the last lines of its first failure.
+one line per test, with the last lines of its first failure. --only REGEX
+runs the matching tests alone and keeps the other lines of the last run
+(each line names its commit).
 """
 import argparse
 import re
@@ -30,7 +33,7 @@ TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_k
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
                    r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child)_np4|victim_death_np4|"
                    r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8)|"
-                   r"sm_dead_writer)$"
+                   r"sm_dead_writer|connect_failure_np4)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes)$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"
@@ -57,6 +60,8 @@ def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="1 run of one test per family")
     p.add_argument("--runs", type=int, default=None, help="runs per test (default 10)")
+    p.add_argument("--only", type=re.compile, default=None, metavar="REGEX",
+                   help="run only the tests this matches; keep the earlier lines of the others")
     return p.parse_args(argv)
 
 
@@ -89,7 +94,7 @@ def main(argv=None):
     args = parse(argv)
     runs = args.runs or (1 if args.quick else 10)
     ensure_tests()
-    names = listed_tests(args.quick)
+    names = [n for n in listed_tests(args.quick) if not args.only or args.only.search(n)]
     if not names:
         print("repeat: no test matched in build/tests", file=sys.stderr)
         return 1
@@ -110,8 +115,16 @@ def main(argv=None):
                     t["first_failure"] = failure_lines(output)
         print(f"[repeat] round {round_ + 1} of {rounds}: "
               f"{sum(t['failures'] for t in tally.values())} failures so far", flush=True)
+    # with --only, the earlier lines stay in their places, the new ones in theirs
+    earlier = common.read_jsonl("repeat") if args.only else []
+    order = [r["test"] for r in earlier] + [n for n in names if n not in {r["test"] for r in earlier}]
+    earlier = {r["test"]: r for r in earlier}
     sink = common.JsonLines("repeat")
-    for name, t in tally.items():
+    for name in order:
+        if name not in tally:
+            sink.carry(earlier[name])
+            continue
+        t = tally[name]
         sink.write({"benchmark": "repeat", "test": name, **t})
         print(f"[repeat] {name}: {t['failures']} of {t['runs']} failed"
               + (f" ({t['skipped']} skipped)" if t["skipped"] else ""), flush=True)
