@@ -45,10 +45,7 @@ class Dvm:
         """A job of np ranks in this DVM, over the selected transport unless
         `mca` names a btl. prun takes no MCA options for the application:
         they go through its environment, set by env(1)."""
-        mca = dict(mca or {})
-        if "btl" not in mca and mpicmd.selected_transport():
-            mca = {**mpicmd.transport_mca(mpicmd.selected_transport()), **mca}
-        settings = [f"OMPI_MCA_{k}={v}" for k, v in {"mpi_ft_enable": 1, **mca}.items()]
+        settings = [f"OMPI_MCA_{k}={v}" for k, v in {"mpi_ft_enable": 1, **mpicmd.with_transport(mca)}.items()]
         return [str(self.bin / "prun"), *self._root(), "--dvm-uri", f"file:{self.uri_file}",
                 "--runtime-options", "recoverable,notifyerrors", "--map-by", ":OVERSUBSCRIBE",
                 "--bind-to", "none", "-n", str(np), "env", *settings, *[str(a) for a in program_args]]

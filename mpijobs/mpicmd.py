@@ -70,6 +70,14 @@ def selected_transport():
     return os.environ.get("BTL") or None
 
 
+def with_transport(mca):
+    """`mca` plus the selected transport's settings, unless it names a btl."""
+    mca = dict(mca or {})
+    if "btl" not in mca and selected_transport():
+        mca = {**transport_mca(selected_transport()), **mca}
+    return mca
+
+
 def mpirun(np, program_args, mca=None, variant="ompi", extra=()):
     """mpirun --with-ft ulfm on this host, oversubscribed and unbound (the
     machines here have 2 cores), over the selected transport unless `mca`
@@ -78,10 +86,7 @@ def mpirun(np, program_args, mca=None, variant="ompi", extra=()):
            "--oversubscribe", "--bind-to", "none"]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
-    mca = dict(mca or {})
-    if "btl" not in mca and selected_transport():
-        mca = {**transport_mca(selected_transport()), **mca}
-    for key, value in mca.items():
+    for key, value in with_transport(mca).items():
         cmd += ["--mca", key, str(value)]
     return cmd + list(extra) + [str(a) for a in program_args]
 

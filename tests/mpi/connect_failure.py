@@ -46,8 +46,9 @@ def run_both(dvm, args, program, mca):
         t.start()
     for t in threads:
         t.join()
-    if os.path.exists(port_file):
-        os.unlink(port_file)
+    for written in (port_file, port_file + ".part"):   # .part: an accept that failed mid-write
+        if os.path.exists(written):
+            os.unlink(written)
     first_bad = next((r for r in runs.values() if r.outcome != "exited" or r.returncode != 0), runs["accept"])
     return launch.Run(first_bad.outcome, first_bad.returncode, max(r.wall_s for r in runs.values()),
                       runs["accept"].records + runs["connect"].records,
