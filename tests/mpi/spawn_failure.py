@@ -13,6 +13,13 @@ within its bound. Both jobs are watched by one detector over their union
 (patch 0047), so a child spawned alone is observed too; the runtime's word
 that the victim ended crosses to the other job as well (patches 0044, 0045).
 
+Cases parent-merge and child-merge kill the victim before the merge (a
+parent right after the spawn, a child right after MPI_Init): every
+survivor's MPI_Intercomm_merge must end in an error within the bound,
+where Open MPI 5.0.7 retried its CID allocation forever (patch 0054), and
+an agreement over the intercommunicator must then tell every survivor
+that the merge did not work everywhere.
+
 Cases clean-exit and disconnect fail nobody: both sides disconnect, then
 the children finalize and exit while the parents go on (clean-exit), or
 both jobs go on on their own (disconnect), for 20 timeouts at δ 50 ms;
@@ -24,7 +31,8 @@ import re
 import sys
 from mpijobs import checks, launch, mpicmd
 
-CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang", "clean-exit", "disconnect")
+CASES = ("parent-crash", "parent-hang", "child-crash", "child-hang", "parent-merge", "child-merge",
+         "clean-exit", "disconnect")
 PARTINGS = {"clean-exit": "clean", "disconnect": "disconnect"}
 
 
@@ -48,9 +56,24 @@ CRASHED_AFTER = re.compile(r"Caught signal|without survivors|Error in comm_disco
 ONLY_CHILD_FAILED = re.compile(r"child job \S+ completed without survivors; 1 of 1 processes failed")
 
 
+def check_merge(args, case, run):
+    """Every survivor's merge failed, nobody was stuck in it, and all agreed
+    that it failed."""
+    problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
+    problems += [f"{case}: rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
+    merges = [r for r in run.records if "merge_rc" in r]
+    if len(merges) != args.np + args.children - 1:
+        problems.append(f"{case}: {len(merges)} of {args.np + args.children - 1} survivors reported")
+    problems += [f"{case}: {r['side']} {r['rank']}'s merge succeeded" for r in merges if r["merge_rc"] == 0]
+    problems += [f"{case}: {r['side']} {r['rank']} agreed that the merge worked" for r in merges if r["agreed"] != 0]
+    return problems
+
+
 def check_case(args, case, victim, run):
     if case in PARTINGS:
         return check_parting(args, case, run)
+    if case.endswith("-merge"):
+        return check_merge(args, case, run)
     problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
     only_child_victim = case.startswith("child-") and args.children == 1
     problems += [f"{case}: {line.strip()}" for line in run.output.splitlines()

@@ -10,6 +10,14 @@
  * parent or a child, the failed ranks it acknowledged (merged ranks), the
  * shrunk size, and how long after the injection its barrier failed.
  *
+ * --kind merge: the victim crashes before the merge instead (a child right
+ * after MPI_Init, a parent right after the spawn), and every survivor's
+ * MPI_Intercomm_merge must end in an error rather than loop (upstream's
+ * CID allocation retried forever on a failed step: patch 0054). Then all
+ * agree over the intercommunicator on whether the merge worked everywhere.
+ * Each survivor prints the merge's and the agreement's return codes and
+ * the agreed value.
+ *
  * Without a failure (--kind clean|disconnect): after the merged barrier
  * both sides disconnect. With `clean` the children then finalize and exit
  * while the parents go on with barriers of their own job for --linger-ms;
@@ -24,7 +32,7 @@
  * connecting one the children. The accepting root writes its port name to
  * --port-file, the connecting root waits for it there.
  *
- *   ulfm_spawn --children 2 --victim 5 --kind crash|hang [--deadline-s 20] [--multiple 1]
+ *   ulfm_spawn --children 2 --victim 5 --kind crash|hang|merge [--deadline-s 20] [--multiple 1]
  *   ulfm_spawn --children 2 --kind clean|disconnect [--linger-ms 500] [--multiple 1]
  *   ulfm_spawn --connect accept|connect --port-file F --victim 5 --kind crash|hang ...
  */
@@ -65,12 +73,12 @@ static void parse(int argc, char **argv, struct options *o)
         else if (!strcmp(argv[i], "--connect")) o->connect = argv[i + 1];
         else if (!strcmp(argv[i], "--port-file")) o->port_file = argv[i + 1];
     }
-    bool failing = !strcmp(o->kind, "crash") || !strcmp(o->kind, "hang");
+    bool failing = !strcmp(o->kind, "crash") || !strcmp(o->kind, "hang") || !strcmp(o->kind, "merge");
     bool clean = !strcmp(o->kind, "clean") || !strcmp(o->kind, "disconnect");
     if (o->children < 1 || (failing && o->victim < 0) || (!failing && !clean) ||
         (o->multiple && o->children < 2) ||
         (o->connect && ((strcmp(o->connect, "accept") && strcmp(o->connect, "connect")) || !o->port_file))) {
-        fprintf(stderr, "usage: ulfm_spawn --children N --victim R --kind crash|hang [--deadline-s S] [--multiple 1]\n"
+        fprintf(stderr, "usage: ulfm_spawn --children N --victim R --kind crash|hang|merge [--deadline-s S] [--multiple 1]\n"
                         "       ulfm_spawn --children N --kind clean|disconnect [--linger-ms M] [--multiple 1]\n"
                         "       ulfm_spawn --connect accept|connect --port-file F ...\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -153,6 +161,35 @@ static int part_cleanly(const struct options *o, MPI_Comm *inter, MPI_Comm *merg
     return 0;
 }
 
+/* --kind merge: the victim dies before the merge; every survivor's merge
+ * must fail, and nobody goes on with the intercommunicator. */
+static int merge_after_crash(const struct options *o, MPI_Comm *inter, bool is_child)
+{
+    int world_rank, parents, rc;
+    MPI_Comm merged;
+    MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+    if (is_child) MPI_Comm_remote_size(*inter, &parents);
+    else MPI_Comm_size(MPI_COMM_WORLD, &parents);
+    int rank = is_child ? parents + world_rank : world_rank;   /* in the merge that was to be */
+    set_deadline(rank, o->deadline_s, "the merge did not end within the deadline");
+    if (rank == o->victim) raise(SIGKILL);
+    MPI_Comm_set_errhandler(*inter, MPI_ERRORS_RETURN);
+    rc = MPI_Intercomm_merge(*inter, is_child, &merged);
+    if (rc == MPI_SUCCESS) MPI_Comm_free(&merged);
+    /* the idiom that makes an error uniform: agree on the outcome over the
+     * intercommunicator. It also keeps each job in MPI until the other is
+     * done with the merge (a message to a process that left is never
+     * delivered, and ULFM cannot take back a send to a live peer). */
+    int merged_everywhere = rc == MPI_SUCCESS;
+    int agree_rc = MPIX_Comm_agree(*inter, &merged_everywhere);
+    printf("{\"rank\":%d,\"side\":\"%s\",\"merge_rc\":%d,\"agree_rc\":%d,\"agreed\":%d}\n", rank,
+           is_child ? "child" : "parent", rc, agree_rc, merged_everywhere);
+    fflush(stdout);
+    alarm(0);
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -174,6 +211,7 @@ int main(int argc, char **argv)
         MPI_Comm_spawn(argv[0], argv + 1, o.children, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
                        MPI_ERRCODES_IGNORE);
     }
+    if (!strcmp(o.kind, "merge")) return merge_after_crash(&o, &inter, is_child);
     MPI_Intercomm_merge(inter, is_child, &merged);   /* parents first */
     int rank, size;
     MPI_Comm_rank(merged, &rank);
