@@ -162,7 +162,7 @@ static int part_cleanly(const struct options *o, MPI_Comm *inter, MPI_Comm *merg
 }
 
 /* --kind merge: the victim dies before the merge; every survivor's merge
- * must fail, and nobody goes on with the intercommunicator. */
+ * must fail, and all then agree on that over the intercommunicator. */
 static int merge_after_crash(const struct options *o, MPI_Comm *inter, bool is_child)
 {
     int world_rank, parents, rc;
