@@ -14,7 +14,12 @@ namespace {
 // the union's ring, so that the seeds' bounds apply to them.
 std::string check_join(const sim_config& out) {
     if (out.joiners == 0) {
+        if (out.join_participants > 0) return "--join-participants: no --join";
         return out.victims_joined ? "--join-victims joined: no --join" : std::string{};
+    }
+    if (out.join_participants > out.first_joined()) {
+        return "--join-participants: " + std::to_string(out.join_participants) + " exceed the first job's " +
+               std::to_string(out.first_joined()) + " processes";
     }
     if (out.joiners >= out.nodes) {
         return "--join: " + std::to_string(out.joiners) + " joined processes leave no first job among " +
@@ -208,6 +213,9 @@ Failures:
                           the detector of the union, and each process of the first job moves to
                           it within one eta (crash and hang faults, struck after the join)
   --join-victims W        any (default) or joined: forced failures strike the joined job only
+  --join-participants P   only the first job's P lowest ranks take part in the connect (a spawn
+                          from MPI_COMM_SELF: 1); each sends the others a JOIN before it moves,
+                          and they move when it arrives (default: all take part)
   --settle D              simulated time kept after stabilisation (default 2 delta + eta)
   --horizon D             longest time after the first failure before a run counts as
                           not stabilised (default from the failure plan)

@@ -112,8 +112,16 @@ struct sim_config {
     rank_t joiners = 0;
     time_ns join_at_ns = -1;      // -1: one period
     bool victims_joined = false;  // forced failures strike the joined job only
+    // How many of the first job took part in the connect (its lowest
+    // ranks; 0: all of them). The others learn of the join from a JOIN that
+    // each of those sends before it moves (a spawn from MPI_COMM_SELF: 1).
+    rank_t join_participants = 0;
 
     rank_t first_joined() const { return nodes - joiners; }
+    // A process of the first job that took no part in the connect.
+    bool left_out_of_join(rank_t process) const {
+        return join_participants > 0 && process >= join_participants && process < first_joined();
+    }
     time_ns join_at() const { return join_at_ns >= 0 ? join_at_ns : period_ns; }
     // When every process watches on the union's ring: all moved (one
     // period) and each new link past its first deadline (two timeouts and

@@ -107,6 +107,8 @@ void summary::add(const run_result& result) {
     events_ += result.events;
     peak_queue_ = std::max(peak_queue_, result.peak_queue);
     other_epoch_dropped_ += result.other_epoch_dropped;
+    joins_sent_ += result.totals.joins_sent;
+    joins_received_ += result.totals.joins_received;
 }
 
 std::string summary::json() const {
@@ -139,7 +141,9 @@ std::string summary::json() const {
     if (config_.joiners > 0) {
         out.add("joiners", config_.joiners).add("join_at_s", static_cast<double>(config_.join_at()) * s_per_ns);
         out.add("join_victims", config_.victims_joined ? "joined" : "any");
+        out.add("join_participants", config_.join_participants);
         out.add("other_epoch_dropped", other_epoch_dropped_);
+        out.add("joins_sent", joins_sent_).add("joins_received", joins_received_);
     }
     out.add("runs", runs_);
     // Seed 002 Section 4.2: the first failure is known by all at about

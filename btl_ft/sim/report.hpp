@@ -50,6 +50,8 @@ private:
     std::uint64_t events_ = 0;
     std::uint64_t peak_queue_ = 0;
     std::uint64_t other_epoch_dropped_ = 0;  // with a join, summed over runs
+    std::uint64_t joins_sent_ = 0;           // ... JOIN messages
+    std::uint64_t joins_received_ = 0;
 };
 
 // Runs `runs` simulations of `config` from `seed`, writes one JSON line to

@@ -352,6 +352,8 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.witness_answers += one.witness_answers;
     total.censuses += one.censuses;
     total.census_probes += one.census_probes;
+    total.joins_sent += one.joins_sent;
+    total.joins_received += one.joins_received;
 }
 }  // namespace
 
@@ -404,6 +406,7 @@ run_result world::collect() {
     }
     if (join_) {
         add_join_totals(result, add_counters);
+        check_everyone_moved(result);
     }
     result.network = network_.stats();
     result.events = events_;

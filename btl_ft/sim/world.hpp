@@ -126,6 +126,9 @@ private:
     std::vector<known_failure> union_failures_known_by(rank_t process) const;
     void add_join_totals(run_result& result, void (*add)(detector_stats&, const detector_stats&)) const;
     void on_join(const event& item);
+    void on_join(rank_t from, const join_notice& join) override;  // sink: a JOIN arrived
+    void announce_join(rank_t process, std::span<const known_failure> known);
+    void check_everyone_moved(run_result& result) const;
     bool other_epoch(const event& item);  // counted and dropped
 
     const sim_config& config_;

@@ -9,14 +9,46 @@
 // receiver that runs another epoch's detector drops them: ranks mean other
 // processes in the two memberships.
 //
+// With join_participants, only the first job's lowest ranks take part in
+// the connect (a spawn from MPI_COMM_SELF); each of them sends a JOIN to
+// the others on its old detector before it leaves it, and a process left
+// out moves when the first JOIN reaches it, knowing what the JOIN carried
+// as well as its own failures. The run checks that every one of them
+// moved before failures may strike (joined_by()).
+//
 // The first job is job 1 and the joined one job 2, so the first job's
 // ranks are the same in both memberships (a lower job number would shift
 // them; membership.hpp's unit tests cover that).
+#include <algorithm>
+#include <string>
+
 #include "btl_ft/assert.hpp"
 #include "rng.hpp"
 #include "world_join.hpp"
 
 namespace btl_ft::sim {
+namespace {
+
+// Two lists of failures sorted by rank, as one: a rank in both keeps the
+// stronger kind (crashed over unreachable over suspected).
+std::vector<known_failure> merged(std::span<const known_failure> a, std::span<const known_failure> b) {
+    std::vector<known_failure> out;
+    std::size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        if (j == b.size() || (i < a.size() && a[i].rank < b[j].rank)) {
+            out.push_back(a[i++]);
+        } else if (i == a.size() || b[j].rank < a[i].rank) {
+            out.push_back(b[j++]);
+        } else {
+            out.push_back({a[i].rank, std::max(a[i].kind, b[j].kind)});
+            ++i;
+            ++j;
+        }
+    }
+    return out;
+}
+
+}  // namespace
 
 void world::build_join() {
     const rank_t first = config_.first_joined();
@@ -37,17 +69,23 @@ void world::build_join() {
     }
     join_->joined.resize(config_.nodes);
     join_->epoch.assign(config_.nodes, 0);
+    join_->moved_at.assign(config_.nodes, never);
+    join_->heard.resize(config_.nodes);
+    join_->follows.assign(config_.nodes, 0);
     for (rank_t process = first; process < config_.nodes; ++process) {
         join_->epoch[process] = 1;
     }
 }
 
-// Each process of the first job learns of the join within one period of it.
+// Each process of the first job that takes part in the connect learns of
+// the join within one period of it; the others, from their JOINs.
 void world::schedule_join(time_ns at) {
     rng moments(seed_, stream::joins);
     for (rank_t process = 0; process < config_.first_joined(); ++process) {
         const auto lag = static_cast<time_ns>(moments.below(static_cast<std::uint64_t>(config_.period_ns)));
-        queue_.push({.at = at + lag, .payload = 0, .node = process, .kind = event_kind::join});
+        if (!config_.left_out_of_join(process)) {
+            queue_.push({.at = at + lag, .payload = 0, .node = process, .kind = event_kind::join});
+        }
     }
 }
 
@@ -127,18 +165,62 @@ void world::start_joiner(rank_t process) {
 
 // A process of the first job moves to the union's detector. A hung one
 // never moves (the union's ring finds it), a crashed or stopped one is gone.
+// One that took part in the connect first tells those left out of it.
 void world::on_join(const event& item) {
     const rank_t process = item.node;
-    if (!runs(process) || join_->own[process].stopped()) {
+    if (!runs(process) || join_->epoch[process] != 0 || join_->own[process].stopped()) {
         return;
     }
     current_ = process;
-    const std::vector<known_failure> known = union_failures_known_by(process);
+    std::vector<known_failure> known = union_failures_known_by(process);
+    if (config_.left_out_of_join(process)) {
+        known = merged(known, join_->heard[process]);
+    } else if (config_.join_participants > 0) {
+        announce_join(process, known);
+    }
     join_->own[process].leave(now_);
     join_->epoch[process] = 1;
+    join_->moved_at[process] = now_;
     start_on_union(process, known);
     deadline_[process] = never;
     reschedule(process, active(process).tick(now_));
+}
+
+void world::announce_join(rank_t process, std::span<const known_failure> known) {
+    std::vector<rank_t> left_out;
+    for (rank_t rank = config_.join_participants; rank < config_.first_joined(); ++rank) {
+        left_out.push_back(rank);
+    }
+    const long carried = join_->own[process].announce_join(now_, {join_->all.epoch(), join_->all.jobs(), known}, left_out);
+    BTL_FT_ASSERT(carried == static_cast<long>(known.size()), "a simulated JOIN left failures out");
+}
+
+// The sink's: a JOIN reached current_, on its old detector. It moves at
+// once, as an event of its own (the detector that called cannot be left
+// from inside the call); later JOINs before then add what they know.
+void world::on_join(rank_t /*from*/, const join_notice& join) {
+    const rank_t process = current_;
+    BTL_FT_ASSERT(epoch_of(process) == 0, "a JOIN reached a process that already moved");
+    BTL_FT_ASSERT(join.epoch == join_->all.epoch() && std::ranges::equal(join.jobs, join_->all.jobs()),
+                  "a JOIN names another union than the simulated one");
+    join_->heard[process] = merged(join_->heard[process], join.known);
+    if (join_->follows[process] == 0) {
+        join_->follows[process] = 1;
+        queue_.push({.at = now_, .payload = 0, .node = process, .kind = event_kind::join});
+    }
+}
+
+// Every process of the first job runs the union's detector before
+// failures may strike: a JOIN that never arrived would leave one behind,
+// and the union would take its silence for a failure.
+void world::check_everyone_moved(run_result& result) const {
+    for (rank_t process = 0; process < config_.first_joined(); ++process) {
+        if (join_->moved_at[process] > config_.joined_by()) {
+            ++result.violations.completeness;
+            result.details.push_back("process " + std::to_string(process) + " of the first job had not moved to the union by " +
+                                     std::to_string(config_.joined_by()) + " ns");
+        }
+    }
 }
 
 }  // namespace btl_ft::sim

@@ -22,6 +22,11 @@ struct world::join_state {
     std::deque<detector> own;                          // the first job's, on its own ring
     std::vector<std::unique_ptr<detector>> joined;     // the union's, once a process has one
     std::vector<std::uint8_t> epoch;                   // the detector each process runs
+    std::vector<time_ns> moved_at;                     // when it moved to the union's (never: not yet)
+    // What the JOINs a process left out of the connect received carried,
+    // in the union's ranks, until it moves (sorted by rank)
+    std::vector<std::vector<known_failure>> heard;
+    std::vector<std::uint8_t> follows;                 // a JOIN arrived: its move is scheduled
     std::uint64_t dropped = 0;                         // inputs for an epoch left behind
 };
 

@@ -32,6 +32,15 @@ static_assert(static_cast<int>(btl_ft::hierarchy_kind::flat) == BTL_FT_HIERARCHY
 
 namespace {
 
+int c_kind(btl_ft::failure_kind kind) {
+    switch (kind) {
+    case btl_ft::failure_kind::crashed: return BTL_FT_CRASHED;
+    case btl_ft::failure_kind::unreachable: return BTL_FT_UNREACHABLE;
+    case btl_ft::failure_kind::suspected: return BTL_FT_HUNG;
+    }
+    return 0;
+}
+
 class c_bridge final : public btl_ft::transport, public btl_ft::sink {
 public:
     explicit c_bridge(const btl_ft_callbacks_t& callbacks) : callbacks_(callbacks) {}
@@ -62,6 +71,21 @@ public:
         if (callbacks_.close_call != nullptr) {
             callbacks_.close_call(callbacks_.context, emitter, silent_ns);
         }
+    }
+
+    void on_join(btl_ft::rank_t from, const btl_ft::join_notice& join) override {
+        if (callbacks_.joined == nullptr) {
+            return;
+        }
+        std::vector<btl_ft_job_extent_t> jobs;
+        std::vector<btl_ft_known_failure_t> known;
+        for (const btl_ft::job_extent& job : join.jobs) {
+            jobs.push_back({job.job, job.size});
+        }
+        for (const btl_ft::known_failure& failure : join.known) {
+            known.push_back({failure.rank, c_kind(failure.kind)});
+        }
+        callbacks_.joined(callbacks_.context, from, join.epoch, jobs.data(), jobs.size(), known.data(), known.size());
     }
 
     btl_ft::process_state local_state(btl_ft::rank_t rank) override {
@@ -311,6 +335,35 @@ int btl_ft_leave(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* le
     return guarded(detector, [&] { detector->core->leave(now_ns, {leaving_too, leaving_too == nullptr ? 0 : count}); });
 }
 
+long btl_ft_announce_join(btl_ft_detector_t* detector, int64_t now_ns, uint32_t epoch, const btl_ft_job_extent_t* jobs,
+                          size_t job_count, const btl_ft_known_failure_t* known, size_t known_count, const uint32_t* to,
+                          size_t to_count) {
+    long carried = -1;
+    const int status = guarded(detector, [&] {
+        std::vector<btl_ft::job_extent> extents;
+        std::vector<btl_ft::known_failure> failures;
+        btl_ft::rank_t total = 0;
+        // checked here, where the core would assert: a union, as membership_create takes it, but sorted
+        for (std::size_t i = 0; jobs != nullptr && i < job_count; ++i) {
+            if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total || (i > 0 && jobs[i].job <= jobs[i - 1].job)) {
+                return;
+            }
+            total += jobs[i].size;
+            extents.push_back({jobs[i].job, jobs[i].size});
+        }
+        for (std::size_t i = 0; known != nullptr && i < known_count; ++i) {
+            if (known[i].rank >= total || (i > 0 && known[i].rank <= known[i - 1].rank)) {
+                return;
+            }
+            failures.push_back({known[i].rank, core_kind(known[i].kind)});
+        }
+        if (!extents.empty()) {
+            carried = detector->core->announce_join(now_ns, {epoch, extents, failures}, {to, to == nullptr ? 0 : to_count});
+        }
+    });
+    return status != 0 ? status : carried;
+}
+
 const char* btl_ft_failure(const btl_ft_detector_t* detector) {
     return detector->failure[0] == '\0' ? nullptr : detector->failure;
 }
@@ -320,13 +373,7 @@ uint32_t btl_ft_observer(const btl_ft_detector_t* detector) { return detector->c
 int btl_ft_is_dead(const btl_ft_detector_t* detector, uint32_t rank) { return detector->core->dead().contains(rank) ? 1 : 0; }
 
 int btl_ft_failure_kind(const btl_ft_detector_t* detector, uint32_t rank) {
-    if (!detector->core->dead().contains(rank)) return 0;
-    switch (detector->core->kind_of(rank)) {
-    case btl_ft::failure_kind::crashed: return BTL_FT_CRASHED;
-    case btl_ft::failure_kind::unreachable: return BTL_FT_UNREACHABLE;
-    case btl_ft::failure_kind::suspected: return BTL_FT_HUNG;
-    }
-    return 0;
+    return detector->core->dead().contains(rank) ? c_kind(detector->core->kind_of(rank)) : 0;
 }
 
 void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
@@ -335,7 +382,8 @@ void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
             stats.notices_started,     stats.notice_messages_sent,   stats.notices_received, stats.notices_duplicate,
             stats.malformed_dropped,   stats.stale_heartbeats,       stats.confirmations,    stats.confirmed_alive,
             stats.close_calls,         stats.late_wakeups,           stats.quorum_holds,     stats.witness_queries,
-            stats.witnessed_running,   stats.witnessed_down,         stats.witness_answers};
+            stats.witnessed_running,   stats.witnessed_down,         stats.witness_answers,  stats.joins_sent,
+            stats.joins_received};
 }
 
 int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, btl_ft::parse_ring_order); }

@@ -159,6 +159,11 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
         ++s.stats.malformed_dropped;
         return false;
     }
+    // Followed whoever sends it: the union it names exists.
+    if (msg.type == wire::msg_type::join) {
+        s.on_join(from, msg);
+        return true;
+    }
     // Obeyed whoever sends it, even a rank we consider dead: two processes
     // that each exclude the other must not both carry on.
     if (msg.type == wire::msg_type::declared_dead) {
@@ -178,6 +183,7 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
     case wire::msg_type::notice: s.on_notice(now, from, msg); break;
     case wire::msg_type::leave: s.on_leave(now, from, msg); break;
     case wire::msg_type::declared_dead: break;
+    case wire::msg_type::join: break;
     case wire::msg_type::probe: s.on_probe(from, msg); break;
     case wire::msg_type::probe_reply: s.on_probe_reply(now, from, msg); break;
     case wire::msg_type::witness: s.on_witness(from, msg); break;
@@ -256,6 +262,11 @@ void detector::leave(time_ns now, std::span<const rank_t> leaving_too) {
     s.send_leave();
     s.stopped = true;
     s.left = true;
+}
+
+long detector::announce_join(time_ns now, const join_notice& next, std::span<const rank_t> to) {
+    call_guard guard(*state_, now);
+    return state_->stopped ? 0 : state_->announce_join(next, to);
 }
 
 time_ns detector::next_deadline() const { return state_->next_deadline(); }

@@ -8,8 +8,9 @@
 // detector_witness.cpp (asking the emitter's node whether it still runs),
 // detector_quorum.cpp (partitions), detector_census.cpp (how much of the
 // job a process still reaches), detector_notice.cpp (starting, receiving
-// and forwarding failure notices) and detector_two_levels.cpp (what the
-// node hierarchy changes).
+// and forwarding failure notices), detector_two_levels.cpp (what the
+// node hierarchy changes) and detector_join.cpp (telling a union's
+// processes left out of a connect where it went).
 //
 // Memory per process stays O(|D|): the dead and departed sets, the set of
 // ranks already told they are dead, a fixed window of probes, and a few
@@ -132,6 +133,10 @@ struct detector::state {
     void apply_witness(time_ns now, process_state seen);
     void on_witness(rank_t from, const wire::message& msg);
     void on_witness_reply(time_ns now, rank_t from, const wire::message& msg);
+    // detector_join.cpp
+    std::vector<std::byte> join_bytes(const join_notice& next, std::size_t& carried) const;
+    long announce_join(const join_notice& next, std::span<const rank_t> to);
+    void on_join(rank_t from, const wire::message& msg);
 
     // --- partitions (detector_quorum.cpp) ---
     time_ns episode_gap() const;

@@ -65,6 +65,43 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     }
 }
 
+// The jobs of a JOIN, and the size of the union they make (0 if refused).
+rank_t decode_jobs(reader& in, std::vector<job_extent>& jobs) {
+    jobs.clear();
+    const std::uint32_t count = in.varint();
+    if (!in.ok()) return 0;
+    if (count == 0 || count > in.left() / 2) {  // a job takes 2 bytes at least
+        in.fail(count == 0 ? status::bad_jobs : status::truncated);
+        return 0;
+    }
+    std::uint64_t size = 0;
+    for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
+        const job_extent job{in.varint(), in.varint()};
+        size += job.size;
+        if (in.ok() && (job.size == 0 || (i > 0 && job.job <= jobs.back().job) || size >= no_rank)) {
+            in.fail(status::bad_jobs);
+        }
+        jobs.push_back(job);
+    }
+    return in.ok() ? static_cast<rank_t>(size) : 0;
+}
+
+void decode_join(reader& in, message& out) {
+    out.epoch = in.varint();
+    const rank_t size = decode_jobs(in, out.jobs);
+    out.known.clear();
+    if (!in.ok()) return;
+    in.rank_list(size, out.failed);
+    if (!in.ok()) return;
+    if (out.failed.size() > in.left()) return in.fail(status::truncated);
+    for (const rank_t rank : out.failed) {
+        const std::uint8_t kind = in.byte();
+        if (in.ok() && kind > static_cast<std::uint8_t>(failure_kind::crashed)) return in.fail(status::bad_kind);
+        out.known.push_back({rank, static_cast<failure_kind>(kind)});
+    }
+    out.failed.clear();
+}
+
 void decode_body(reader& in, const limits& bounds, message& out) {
     switch (out.type) {
     case msg_type::heartbeat: out.word = in.u64(); break;
@@ -92,6 +129,7 @@ void decode_body(reader& in, const limits& bounds, message& out) {
             out.state = static_cast<process_state>(state);
         }
         break;
+    case msg_type::join: decode_join(in, out); break;
     }
 }
 
@@ -124,7 +162,7 @@ status decode(std::span<const std::byte> bytes, const limits& bounds, message& o
     reader in(bytes);
     std::uint8_t type = 0;
     const status header = codec::read_header(in, magic0, magic1, version, static_cast<std::uint8_t>(msg_type::heartbeat),
-                                             static_cast<std::uint8_t>(msg_type::witness_reply), type);
+                                             static_cast<std::uint8_t>(msg_type::join), type);
     if (header != status::ok) return header;
     out.type = static_cast<msg_type>(type);
     decode_body(in, bounds, out);
@@ -211,6 +249,29 @@ void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out)
     put.rank_list(departed);
 }
 
+void encode_join(const join_fields& fields, std::vector<std::byte>& out) {
+    BTL_FT_ASSERT(!fields.jobs.empty(), "a JOIN names no job");
+    writer put(out);
+    put_header(put, msg_type::join);
+    put.varint(fields.epoch);
+    put.varint(static_cast<std::uint32_t>(fields.jobs.size()));
+    for (std::size_t i = 0; i < fields.jobs.size(); ++i) {
+        BTL_FT_ASSERT(fields.jobs[i].size > 0 && (i == 0 || fields.jobs[i].job > fields.jobs[i - 1].job),
+                      "a JOIN's jobs must be sorted, unique and not empty");
+        put.varint(fields.jobs[i].job);
+        put.varint(fields.jobs[i].size);
+    }
+    std::vector<rank_t> ranks;
+    ranks.reserve(fields.known.size());
+    for (const known_failure& failure : fields.known) {
+        ranks.push_back(failure.rank);
+    }
+    put.rank_list(ranks);
+    for (const known_failure& failure : fields.known) {
+        put.byte(static_cast<std::uint8_t>(failure.kind));
+    }
+}
+
 const char* describe(status value) {
     switch (value) {
     case status::ok: return "ok";
@@ -230,6 +291,8 @@ const char* describe(status value) {
     case status::bad_route: return "route tag out of range";
     case status::bad_state: return "unknown process state";
     case status::bad_value_length: return "value of the wrong length";
+    case status::bad_jobs: return "job list empty, unsorted, with an empty job, or too large";
+    case status::bad_kind: return "unknown failure kind";
     }
     return "?";
 }

@@ -4,7 +4,8 @@
 // the same bytes (one canonical form), and the decoded notice satisfies what
 // the detector relies on (sorted, in range, failed and departed disjoint,
 // source in neither), the decoded contributors what the allreduce relies on
-// (in range, the value of the call's length).
+// (in range, the value of the call's length), the decoded JOIN a union
+// (jobs sorted, none empty; failures sorted, inside it).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -56,6 +57,7 @@ std::vector<std::byte> reencode(const wire::message& msg) {
         const auto used = wire::encode_witness_reply(msg.sequence, msg.subject, msg.state, fixed);
         return {used.begin(), used.end()};
     }
+    case wire::msg_type::join: wire::encode_join({msg.epoch, msg.jobs, msg.known}, out); break;
     }
     return out;
 }
@@ -77,6 +79,18 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     require(std::ranges::equal(again, bytes));
     if (msg.type == wire::msg_type::witness || msg.type == wire::msg_type::witness_reply) require(msg.subject < bounds.size);
     if (msg.type == wire::msg_type::notice || msg.type == wire::msg_type::leave) check_list(msg.departed, bounds.size);
+    if (msg.type == wire::msg_type::join) {
+        std::uint64_t size = 0;
+        for (std::size_t i = 0; i < msg.jobs.size(); ++i) {
+            require(msg.jobs[i].size > 0 && (i == 0 || msg.jobs[i].job > msg.jobs[i - 1].job));
+            size += msg.jobs[i].size;
+        }
+        require(!msg.jobs.empty() && size < no_rank);
+        for (std::size_t i = 0; i < msg.known.size(); ++i) {
+            require(msg.known[i].rank < size && (i == 0 || msg.known[i].rank > msg.known[i - 1].rank));
+            require(msg.known[i].kind <= failure_kind::crashed);
+        }
+    }
     if (msg.type == wire::msg_type::notice) {
         check_list(msg.failed, bounds.size);
         require(msg.source < bounds.size && msg.route <= route_tag_max);

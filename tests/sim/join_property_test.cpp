@@ -1,5 +1,6 @@
 // A second job joins the first (a spawn, a connect/accept): every process
-// moves to one detector over the union (membership.hpp, world_join.cpp).
+// moves to one detector over the union (membership.hpp, world_join.cpp),
+// those of the first job left out of the connect when a JOIN reaches them.
 // For random joins and failures after them, every run must be accurate and
 // complete, mend the union's ring and stay within the seeds' bounds; a
 // joined job of one process, which a ring of its own job could not
@@ -27,7 +28,8 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
     return "seed " + std::to_string(seed) + " n=" + std::to_string(c.nodes) + " joiners=" +
            std::to_string(c.joiners) + " ppn=" + std::to_string(c.per_node) + " hierarchy=" +
            std::string(name_of(c.hierarchy)) + " fault=" + (c.fault == fault_kind::hang ? "hang" : "crash") +
-           " f=" + std::to_string(c.failures) + " joined_only=" + std::to_string(c.victims_joined);
+           " f=" + std::to_string(c.failures) + " joined_only=" + std::to_string(c.victims_joined) +
+           " participants=" + std::to_string(c.join_participants);
 }
 
 TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
@@ -43,6 +45,8 @@ TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
         config.per_node = per_node;
         config.hierarchy = draws.chance(0.5) ? hierarchy_kind::node : hierarchy_kind::flat;
         config.victims_joined = draws.chance(0.5);
+        // all of the first job in the connect, or only its lowest ranks
+        config.join_participants = draws.chance(0.5) ? 0 : 1 + static_cast<rank_t>(draws.below(first));
         const std::uint32_t most = config.victims_joined ? joiners : max_tolerated_failures(config.nodes);
         config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
         config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
@@ -72,6 +76,43 @@ TEST(JoinProperty, AJoinedJobOfOneProcessThatHangsIsFoundAtTheTimeout) {
         ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
         EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
         EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
+    }
+}
+
+// A spawn from MPI_COMM_SELF: only rank 0 of the first job takes part, and
+// the lone child hangs. The other 7 follow rank 0's JOIN, each JOIN
+// carries what rank 0 knew, and the child's hang is found as if all had
+// taken part (the bounds of the test above).
+TEST(JoinProperty, ALoneChildOfOneProcessIsWatchedAfterASpawnFromOneParent) {
+    sim_config config = lowlat_join(8, 1, fault_kind::hang, 1);
+    config.victims_joined = true;
+    config.join_participants = 1;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.joins_sent, 7u);
+        EXPECT_EQ(result.totals.joins_received, 7u);
+        ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
+        EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
+        EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
+    }
+}
+
+// Several processes take part: each sends every process left out a JOIN,
+// so one of them may die without keeping the others from hearing. Their
+// moves stay within the join's settling time, with no false failure.
+TEST(JoinProperty, EveryParticipantTellsEveryProcessLeftOut) {
+    sim_config config = lowlat_join(32, 4, fault_kind::crash, 0);
+    config.failures = 0;
+    config.join_participants = 3;
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.suspicions, 0u);
+        EXPECT_EQ(result.totals.joins_sent, 3u * 29u);
+        EXPECT_EQ(result.totals.joins_received, 29u);  // the later ones reach the union's detector: dropped
     }
 }
 

@@ -25,6 +25,13 @@ struct recorder final : transport, sink {
     rank_t told_by = no_rank;
     std::vector<process_state> local;  // local_state()'s answers by rank (unknown beyond)
     std::vector<rank_t> asked_about;   // local_state()'s questions
+    struct join_seen {
+        rank_t from;
+        std::uint32_t epoch;
+        std::vector<job_extent> jobs;
+        std::vector<known_failure> known;
+    };
+    std::vector<join_seen> joins;
 
     // puts_work false: no one-sided path, so the detector sends HEARTBEATs
     bool put_heartbeat(rank_t observer, std::uint64_t word) override {
@@ -43,6 +50,9 @@ struct recorder final : transport, sink {
     }
     void on_failed(std::span<const rank_t> ranks) override { failed.insert(failed.end(), ranks.begin(), ranks.end()); }
     void on_suspected(std::span<const rank_t> ranks) override { suspected.insert(suspected.end(), ranks.begin(), ranks.end()); }
+    void on_join(rank_t from, const join_notice& join) override {
+        joins.push_back({from, join.epoch, {join.jobs.begin(), join.jobs.end()}, {join.known.begin(), join.known.end()}});
+    }
     void on_declared_dead_self(rank_t by, const char*) override {
         declared = true;
         told_by = by;

@@ -28,6 +28,15 @@ std::vector<std::byte> a_notice(std::vector<rank_t> failed = {3, 70, 5000, 1u <<
     return out;
 }
 
+// A union of jobs 7 (3 processes) and 300 (2^20), knowing two failures.
+std::vector<std::byte> a_join() {
+    const std::vector<job_extent> jobs = {{7, 3}, {300, 1u << 20}};
+    const std::vector<known_failure> known = {{1, failure_kind::crashed}, {(1u << 20) + 2, failure_kind::suspected}};
+    std::vector<std::byte> out;
+    encode_join({0x12345, jobs, known}, out);
+    return out;
+}
+
 std::vector<std::vector<std::byte>> one_of_each() {
     std::vector<std::vector<std::byte>> all;
     const auto heartbeat = encode_heartbeat(0x0123456789abcdefULL);
@@ -54,6 +63,7 @@ std::vector<std::vector<std::byte>> one_of_each() {
     std::array<std::byte, max_witness_reply_bytes> verdict{};
     const auto seen = encode_witness_reply(301, 1000, process_state::stopped, verdict);
     all.emplace_back(seen.begin(), seen.end());
+    all.push_back(a_join());
     return all;
 }
 
@@ -144,6 +154,40 @@ TEST(Wire, WitnessMessagesRoundTripAndRejectBadFields) {
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 5, 0}), job, msg), status::trailing_bytes);
 }
 
+// Its ranks are the new union's, beyond the receiver's own job size.
+TEST(Wire, JoinRoundTripsWithRanksOfTheNewUnion) {
+    message msg;
+    ASSERT_EQ(decode(a_join(), {4, 4096}, msg), status::ok);
+    EXPECT_EQ(msg.type, msg_type::join);
+    EXPECT_EQ(msg.epoch, 0x12345u);
+    EXPECT_EQ(msg.jobs, (std::vector<job_extent>{{7, 3}, {300, 1u << 20}}));
+    EXPECT_EQ(msg.known, (std::vector<known_failure>{{1, failure_kind::crashed}, {(1u << 20) + 2, failure_kind::suspected}}));
+}
+
+TEST(Wire, MalformedJoinsAreRejected) {
+    message msg;
+    const int join = static_cast<int>(msg_type::join);
+    // epoch 1; no job; jobs 5 then 5; an empty job; one job of 2, no failure list.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 0, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 5, 1, 5, 1, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 0, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2}), job, msg), status::truncated);
+    // A job count the bytes left cannot hold.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 100, 5, 2, 0}), job, msg), status::truncated);
+    // Two jobs of 2^31 and more: more processes than ranks can name.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 1, 0x80, 0x80, 0x80, 0x80, 0x08, 2, 0x80, 0x80,
+                               0x80, 0x80, 0x08, 0}),
+                     job, msg),
+              status::bad_jobs);
+    // One job of 2: a failure at rank 2 is outside it; a kind above crashed;
+    // a kind missing; a byte after the kinds.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 2, 0}), job, msg), status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 3}), job, msg), status::bad_kind);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 2, 0}), job, msg), status::trailing_bytes);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 2}), job, msg), status::ok);
+}
+
 TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
     for (const auto& original : one_of_each()) {
         message msg;
@@ -191,6 +235,7 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
             again.assign(used.begin(), used.end());
             break;
         }
+        case msg_type::join: encode_join({msg.epoch, msg.jobs, msg.known}, again); break;
         }
         EXPECT_EQ(again, original);
     }
@@ -239,7 +284,7 @@ TEST(Wire, HeaderErrors) {
     auto foreign = a_notice();
     foreign[0] = std::byte{0x67};
     EXPECT_EQ(decode(foreign, job, msg), status::bad_magic);
-    for (const int type : {0, 10, 255}) {
+    for (const int type : {0, 11, 255}) {
         auto unknown = a_notice();
         unknown[3] = std::byte{static_cast<unsigned char>(type)};
         EXPECT_EQ(decode(unknown, job, msg), status::bad_type) << type;

@@ -16,6 +16,9 @@ extern "C" {
 #endif
 
 typedef struct btl_ft_detector btl_ft_detector_t;
+/* defined below, with the configuration and the union */
+struct btl_ft_known_failure;
+struct btl_ft_job_extent;
 
 /* Limits the shim and the core share: each number has this one home. */
 #define BTL_FT_HANDLE_MAX_BYTES 64     /* a flag handle (a BTL's registration of the flag word) */
@@ -70,6 +73,12 @@ typedef struct btl_ft_callbacks {
      * sees it (enum btl_ft_process_state); asked when witnessing for a
      * silent emitter. NULL: always BTL_FT_STATE_UNKNOWN */
     int (*local_state)(void *context, uint32_t rank);
+    /* optional: a JOIN from `from` says the union moved to `jobs` at
+     * `epoch`, knowing `known` (ranks of that union), while this process
+     * took no part in the connect (see sink::on_join). The caller leaves
+     * this detector after the call, never inside it. NULL: ignored */
+    void (*joined)(void *context, uint32_t from, uint32_t epoch, const struct btl_ft_job_extent *jobs,
+                   size_t job_count, const struct btl_ft_known_failure *known, size_t known_count);
 } btl_ft_callbacks_t;
 
 /* What local_state answers; running includes sleeping and waiting. */
@@ -185,6 +194,8 @@ typedef struct btl_ft_stats {
     uint64_t witnessed_running;     /* ... seen running there: another timeout given */
     uint64_t witnessed_down;        /* ... seen stopped or gone: declared at the timeout */
     uint64_t witness_answers;       /* questions answered for other observers */
+    uint64_t joins_sent;            /* JOIN messages sent (btl_ft_announce_join) */
+    uint64_t joins_received;        /* ... received and handed to `joined` */
 } btl_ft_stats_t;
 
 /* An exception inside the core never unwinds into the caller's C frames:
@@ -225,6 +236,17 @@ int btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t
 /* leaving_too (may be NULL): processes leaving at the same moment (see
  * detector::leave) */
 int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *leaving_too, size_t count);
+/* Before leaving, at a connect this process took part in: a JOIN to each
+ * of `to` (processes of this membership left out of the connect) naming
+ * the union it moves to (see detector::announce_join): `jobs` sorted by
+ * job, unique, none empty; `known` sorted by rank, unique, in that union.
+ * Returns how many of `known` went; -1, nothing sent, when the arguments
+ * are not such a union or the jobs alone do not fit in a message; or
+ * BTL_FT_BROKEN. */
+long btl_ft_announce_join(btl_ft_detector_t *detector, int64_t now_ns, uint32_t epoch,
+                          const struct btl_ft_job_extent *jobs, size_t job_count,
+                          const struct btl_ft_known_failure *known, size_t known_count, const uint32_t *to,
+                          size_t to_count);
 /* NULL while the detector works; after BTL_FT_BROKEN, what the core met */
 const char *btl_ft_failure(const btl_ft_detector_t *detector);
 

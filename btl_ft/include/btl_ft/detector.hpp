@@ -57,6 +57,15 @@ public:
     virtual process_state local_state(rank_t /*rank*/) { return process_state::unknown; }
 };
 
+// The union a process moved to at a connect (membership.hpp), as a JOIN
+// tells it to the processes of its old union that took no part: the new
+// union's epoch and jobs, and the failures known there, in its ranks.
+struct join_notice {
+    std::uint32_t epoch = 0;
+    std::span<const job_extent> jobs;
+    std::span<const known_failure> known;  // sorted by rank, unique
+};
+
 // Where conclusions go. on_failed() is called once per newly known failed
 // rank set (never twice for one rank); on_declared_dead_self() when this
 // process learns that others consider it dead, or (told_by == self, with
@@ -74,6 +83,13 @@ public:
     // The emitter was heard again after `silent_ns` without a word, more
     // than three quarters of the timeout: a false failure came close.
     virtual void on_close_call(rank_t /*emitter*/, time_ns /*silent_ns*/) {}
+    // A JOIN arrived from `from`: its union moved on while this process took
+    // no part in the connect. The caller checks that the union is newer and
+    // holds this process, then leave()s this detector (after the call, never
+    // inside it) and starts one over the new union knowing `join.known`
+    // and its own failures. Accepted from any process of this membership,
+    // even one known failed or departed: the union it names exists.
+    virtual void on_join(rank_t /*from*/, const join_notice& /*join*/) {}
 };
 
 struct detector_config {
@@ -228,6 +244,8 @@ struct detector_stats {
     std::uint64_t witness_answers = 0;      // WITNESS queries this process answered for peers
     std::uint64_t censuses = 0;             // censuses started (an emitter declared whose node was silent)
     std::uint64_t census_probes = 0;        // PROBEs they sent
+    std::uint64_t joins_sent = 0;           // JOIN messages sent (announce_join)
+    std::uint64_t joins_received = 0;       // ... received and handed to the sink
 };
 
 // The 64-bit heartbeat word: emitter rank in the high 32 bits, sequence
@@ -293,6 +311,14 @@ public:
     // observer that stays mends past all of them at once: each is stopped
     // when the others' LEAVE arrives, and could not answer for itself.
     void leave(time_ns now, std::span<const rank_t> leaving_too = {});
+    // At a connect this process took part in, before it leaves this
+    // detector: a JOIN to each of `to` (the processes of this membership
+    // that took no part; self and known failures are skipped) naming the
+    // union it moves to. Failures that do not fit in one message are left
+    // out, from the highest rank (the next detector finds them again).
+    // Returns how many failures went; -1, and nothing sent, when the jobs
+    // alone do not fit.
+    long announce_join(time_ns now, const join_notice& next, std::span<const rank_t> to);
 
     time_ns next_deadline() const;  // what tick() would return now, without running anything
 

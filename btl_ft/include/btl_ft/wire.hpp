@@ -24,6 +24,10 @@
 //   WITNESS        round:varint, subject ("does `subject`, on your node, run?")
 //   WITNESS_REPLY  round:varint, subject, state:u8 (process_state: 0 unknown,
 //                  1 running, 2 stopped, 3 gone)
+//   JOIN           epoch:varint, job count, (job, size) per job, job numbers
+//                  strictly increasing; known failures: a rank list of the
+//                  new union, then one failure_kind byte per rank
+//                  ("the union moved on without you: follow it")
 //
 // mode and route sit at fixed offsets so that a notice is encoded once and
 // only its route byte is patched for each hop.
@@ -38,6 +42,7 @@
 #include <span>
 #include <vector>
 
+#include "btl_ft/membership.hpp"
 #include "btl_ft/overlay.hpp"
 #include "btl_ft/btl_ft.h"
 #include "btl_ft/types.hpp"
@@ -55,7 +60,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // and its silence would cost every observer the witness it counts on.
 // 5 added the unreachable list of NOTICE, so that a failure found by a
 // transport error is not reported as a hang by the processes it reaches.
-inline constexpr std::uint8_t version = 5;
+// 6 added JOIN: a version-5 process left out of a connect would never
+// follow its union, and the new union would take its silence for a failure.
+inline constexpr std::uint8_t version = 6;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = BTL_FT_HANDLE_MAX_BYTES;
@@ -75,6 +82,7 @@ enum class msg_type : std::uint8_t {
     probe_reply = 7,
     witness = 8,
     witness_reply = 9,
+    join = 10,
 };
 
 // How a notice travels: along an overlay, or (fallback when the skip set
@@ -102,6 +110,9 @@ enum class status : std::uint8_t {
     bad_route,
     bad_state,          // a WITNESS_REPLY state above `gone`
     bad_value_length,   // an allreduce value not of the call's length
+    bad_jobs,           // a JOIN's job list empty, not strictly increasing, with an
+                        // empty job, or naming more processes than ranks can
+    bad_kind,           // a JOIN's failure kind above `crashed`
 };
 const char* describe(status value);
 
@@ -126,6 +137,9 @@ struct message {
     std::vector<rank_t> departed;                    // notice, leave
     std::vector<rank_t> crashed;                     // notice: a subset of failed
     std::vector<rank_t> unreachable;                 // notice: a subset of failed, none crashed
+    std::uint32_t epoch = 0;                         // join: the new union's
+    std::vector<job_extent> jobs;                    // join: the new union's jobs
+    std::vector<known_failure> known;                // join: failures in the new union's ranks
 
     std::span<const std::byte> handle_bytes() const { return {handle.data(), handle_length}; }
 };
@@ -149,6 +163,16 @@ struct notice_fields {
 };
 void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);
+// A JOIN: the union this process moved to, for the processes of its old
+// one that took no part in the connect (membership.hpp). `jobs` sorted by
+// job, unique, none empty; `known` sorted by rank, unique, below the
+// union's size.
+struct join_fields {
+    std::uint32_t epoch;
+    std::span<const job_extent> jobs;
+    std::span<const known_failure> known;
+};
+void encode_join(const join_fields& fields, std::vector<std::byte>& out);
 
 // Worst-case bytes of a rank list of `count` ranks (5 per rank), for chunking.
 inline constexpr std::size_t max_varint_bytes = 5;
