@@ -1,5 +1,6 @@
 """The shim's files call each other only as comm_ft_detector.h's rule says:
-comm_ft_detector.c wires the others together; they call none of each other,
+comm_ft_detector.c and comm_ft_detector_join.c wire the others together;
+they call none of each other,
 except the driver its queues, the UCX transport its flag (and its two
 files each other), the conclusions the union, and anyone the log; the
 survivor allreduce's file calls none of them. Read from the undefined
@@ -11,7 +12,7 @@ from mpijobs import paths
 
 
 OBJECTS = paths.ROOT / "build" / "openmpi-patched" / "ompi" / "communicator" / "ft" / ".libs"
-ENTRY = "comm_ft_detector"
+ENTRIES = ("comm_ft_detector", "comm_ft_detector_join")
 # file -> prefixes of the shim's functions it may call (its own are defined, not undefined)
 ALLOWED = {
     "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
@@ -54,11 +55,12 @@ def main():
         forbidden = [c for c in calls if not c.startswith(allowed)]
         print(f"{name}.c calls {', '.join(calls) or 'no other file'}")
         if forbidden:
-            problems.append(f"{name}.c calls {', '.join(forbidden)}: only {ENTRY}.c may wire "
-                            f"the files together")
-    entry = object_of(ENTRY)
-    if entry is None or not undefined_shim_calls(entry):
-        problems.append(f"{ENTRY}.c calls no other file of the shim: the symbols were not read")
+            problems.append(f"{name}.c calls {', '.join(forbidden)}: only "
+                            f"{' and '.join(e + '.c' for e in ENTRIES)} may wire the files together")
+    for name in ENTRIES:
+        entry = object_of(name)
+        if entry is None or not undefined_shim_calls(entry):
+            problems.append(f"{name}.c calls no other file of the shim: the symbols were not read")
     for problem in problems:
         print("FAIL", problem)
     return 1 if problems else 0

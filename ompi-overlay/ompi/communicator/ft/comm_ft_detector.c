@@ -27,8 +27,9 @@
  * The detector watches the union of the jobs this process is connected to
  * (comm_ft_detector_union.c): at MPI_Init its own job; after each spawn or
  * connect/accept, the union of both sides, over which a new detector starts
- * knowing the failures the old one knew. The core numbers the union; ranks
- * become process names for ULFM and the runtime.
+ * knowing the failures the old one knew (comm_ft_detector_join.c, the
+ * other wiring file). The core numbers the union; ranks become process
+ * names for ULFM and the runtime.
  *
  * Upstream's own detector (rank-order ring over the rbcast tag, one failure
  * per message, a busy-polling thread) is gone; the reliable broadcast it shared
@@ -52,6 +53,7 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_detector_module.h"
 #include "ompi/communicator/ft/comm_ft_survivors.h"
 #include "ompi/errhandler/errhandler.h"
 #include "ompi/group/group.h"
@@ -66,34 +68,8 @@
  * plus one timeout of slack; the core adds the two timeouts of a new link. */
 #define LAUNCH_SKEW_NS NS_PER_S
 
-/* The shim's state: what init learnt, for the calls that come after it. */
-typedef struct ompi_comm_ft_detector_module_t {
-    ompi_comm_ft_detector_params_t params;
-    bool active;
-    /* the detector's own transport carries it (else the BTLs) */
-    bool over_ucx;
-    /* publish() made the UCX context, or why it could not */
-    bool ucx_published;
-    const char *ucx_failure;
-    /* a job of one process runs no detector until it joins another */
-    bool standby;
-    /* MPI_COMM_WORLD's size, and this process's rank there */
-    uint32_t world_size;
-    uint32_t world_rank;
-    /* the union's (equal to the world's until a join) */
-    uint32_t size;
-    uint32_t self;
-    /* what the detector was started with, for the next one at a join */
-    ompi_comm_ft_driver_ops_t ops;
-    size_t max_message_bytes;
-    /* kept from init to start, where the witnesses learn their node's pids */
-    uint32_t *nodes;
-    /* by union rank: ULFM already knew it failed (set on the application's
-     * threads, read by the detector thread, which touches no ompi_proc_t) */
-    uint8_t *known_failed;
-} ompi_comm_ft_detector_module_t;
-
-static ompi_comm_ft_detector_module_t module;
+ompi_comm_ft_detector_module_t ompi_comm_ft_module;
+#define module ompi_comm_ft_module
 static const ompi_comm_ft_driver_ops_t common_ops;
 
 int ompi_comm_failure_detector_register_params(void)
@@ -123,7 +99,7 @@ static uint32_t node_id_of(char **hosts, uint32_t *count, char *host)
  * server (22.05) answers PMIX_NODEID 0 for every rank, and every rank then
  * took all the others for node-mates (docs/slurm.md). *node_count: how
  * many nodes. */
-static uint32_t *node_of_ranks(const opal_process_name_t *names, uint32_t size, uint32_t *node_count)
+uint32_t *ompi_comm_ft_wiring_node_of_ranks(const opal_process_name_t *names, uint32_t size, uint32_t *node_count)
 {
     uint32_t *nodes = malloc(size * sizeof(*nodes));
     char **hosts = calloc(size, sizeof(*hosts));
@@ -187,7 +163,7 @@ int ompi_comm_failure_detector_publish(void)
 }
 
 /* What the variables set, and what only this process knows. */
-static btl_ft_config_t config_from_params(void)
+btl_ft_config_t ompi_comm_ft_wiring_config(void)
 {
     btl_ft_config_t config = module.params.detector;
 
@@ -200,7 +176,7 @@ static btl_ft_config_t config_from_params(void)
 }
 
 /* Node watching needs the detector thread: it is its wait that holds the pidfds. */
-static bool watches_node(void)
+bool ompi_comm_ft_wiring_watches_node(void)
 {
     return module.params.watch_node && module.params.use_thread;
 }
@@ -208,7 +184,7 @@ static bool watches_node(void)
 /* The pids of this node's processes serve the witnesses and the node watch. */
 static bool knows_node_processes(void)
 {
-    return module.params.detector.witness || watches_node();
+    return module.params.detector.witness || ompi_comm_ft_wiring_watches_node();
 }
 
 /* The detector's own transport, if it started everywhere; false means the
@@ -288,7 +264,7 @@ static void find_nodes(void)
     opal_process_name_t *names = job_names(module.size);
     uint32_t node_count = 0;
 
-    module.nodes = NULL == names ? NULL : node_of_ranks(names, module.size, &node_count);
+    module.nodes = NULL == names ? NULL : ompi_comm_ft_wiring_node_of_ranks(names, module.size, &node_count);
     free(names);
 }
 
@@ -310,12 +286,12 @@ static int start_transport(btl_ft_config_t *config, unsigned char *handle, size_
         return ret;
     }
     if (knows_node_processes()) {
-        ompi_comm_ft_witness_publish(watches_node());
+        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node());
     }
     return OMPI_SUCCESS;
 }
 
-static int create_core(btl_ft_config_t *config)
+int ompi_comm_ft_wiring_create_core(btl_ft_config_t *config)
 {
     char error[256] = "";
     int ret;
@@ -358,7 +334,7 @@ static int failure_kind_read(const struct mca_base_pvar_t *pvar, void *value, vo
     return ret;
 }
 
-static void register_failure_kind_pvar(void)
+void ompi_comm_ft_wiring_register_pvar(void)
 {
     static const mca_base_var_enum_value_t kinds[] = {
         {0, "alive"},
@@ -422,7 +398,7 @@ int ompi_comm_failure_detector_init(void)
     }
     module.world_size = module.size = size;
     module.world_rank = module.self = (uint32_t) ompi_comm_rank(&ompi_mpi_comm_world.comm);
-    config = config_from_params();
+    config = ompi_comm_ft_wiring_config();
     /* before anything is set up: what the user set must pass the core */
     if (OMPI_SUCCESS != (ret = ompi_comm_ft_detector_params_check(&config))
         || OMPI_SUCCESS != (ret = ompi_comm_ft_union_init(OMPI_PROC_MY_NAME->jobid, size))) {
@@ -441,12 +417,12 @@ int ompi_comm_failure_detector_init(void)
         goto failed;
     }
     config.node_of_rank = module.nodes;
-    if (OMPI_SUCCESS != (ret = create_core(&config))) {
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_wiring_create_core(&config))) {
         stop_transport();
         goto failed;
     }
     module.active = true;
-    register_failure_kind_pvar();
+    ompi_comm_ft_wiring_register_pvar();
     opal_output_verbose(2, ompi_ftmpi_output_handle,
                         "%s btl_ft: detector on, period %.6f s, timeout %.6f s, %s, over %s",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), module.params.detector.period_ns / 1e9,
@@ -494,7 +470,7 @@ int ompi_comm_failure_detector_start(void)
     if (knows_node_processes()) {
         ompi_comm_ft_witness_learn(module.nodes, module.world_size, module.world_rank);
     }
-    if (watches_node()) {
+    if (ompi_comm_ft_wiring_watches_node()) {
         ompi_comm_ft_witness_watch_ends(ompi_comm_ft_driver_watch, report_job_rank);
     }
     free(module.nodes); /* the core and the transport keep their own copies */
@@ -538,7 +514,7 @@ int ompi_comm_failure_detector_finalize(void)
     ompi_comm_ft_witness_leaving(); /* before anything that could end this process */
     module.active = module.standby = false;
     leaving = job_mates(&leaving_count);
-    ompi_comm_ft_driver_finalize(false, leaving, leaving_count);
+    ompi_comm_ft_driver_finalize(false, leaving, leaving_count, NULL);
     free(leaving);
     stop_transport();
     ompi_comm_ft_witness_finalize();
@@ -600,190 +576,6 @@ void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
     free(members);
 }
 
-/*
- * A join: after MPI_Comm_spawn, spawn_multiple, connect/accept or join,
- * both sides watch the union of their unions, each process over a new
- * detector that starts knowing the failures both roots knew.
- */
-
-/* Every union rank's failure as this process knows it now (free it). */
-static int *known_kinds(void)
-{
-    int *kinds = calloc(module.size > 0 ? module.size : 1, sizeof(*kinds));
-
-    if (NULL != kinds && module.active) {
-        (void) ompi_comm_ft_driver_failure_kinds(kinds, module.size);
-    }
-    for (uint32_t rank = 0; NULL != kinds && NULL != module.known_failed && rank < module.size; ++rank) {
-        if (0 == kinds[rank] && __atomic_load_n(&module.known_failed[rank], __ATOMIC_ACQUIRE)) {
-            kinds[rank] = BTL_FT_UNREACHABLE;
-        }
-    }
-    return kinds;
-}
-
-/* What the next detector needs, computed before the old one stops. */
-typedef struct join_plan_t {
-    uint32_t size;
-    uint32_t self;
-    opal_process_name_t *names;
-    uint32_t *previous; /* each rank's in the old union, UINT32_MAX if new */
-    uint32_t *nodes;    /* NULL: unknown */
-    uint8_t *known_failed;
-    btl_ft_known_failure_t known[2 * OMPI_COMM_FT_UNION_FAILURES_MAX];
-    size_t known_count;
-} join_plan_t;
-
-static void free_plan(join_plan_t *plan)
-{
-    free(plan->names);
-    free(plan->previous);
-    free(plan->nodes);
-    free(plan->known_failed);
-    free(plan);
-}
-
-/* NULL (said at verbose 1) when both sides keep their own detectors. */
-static join_plan_t *plan_join(const btl_ft_membership_t *next, const ompi_comm_ft_union_view_t views[2])
-{
-    join_plan_t *plan = calloc(1, sizeof(*plan));
-    uint32_t node_count = 0, old;
-
-    if (NULL == plan) {
-        return NULL;
-    }
-    plan->size = btl_ft_membership_size(next);
-    plan->names = malloc(plan->size * sizeof(*plan->names));
-    plan->previous = malloc(plan->size * sizeof(*plan->previous));
-    plan->known_failed = calloc(plan->size, sizeof(*plan->known_failed));
-    if (NULL == plan->names || NULL == plan->previous || NULL == plan->known_failed
-        || 0 != btl_ft_membership_rank_of(next, OMPI_PROC_MY_NAME->jobid, OMPI_PROC_MY_NAME->vpid,
-                                          &plan->self)) {
-        free_plan(plan);
-        return NULL;
-    }
-    for (uint32_t rank = 0; rank < plan->size; ++rank) {
-        opal_process_name_t *name = &plan->names[rank];
-        (void) btl_ft_membership_member_at(next, rank, &name->jobid, &name->vpid);
-        plan->previous[rank] = ompi_comm_ft_union_rank_of(name, &old) ? old : UINT32_MAX;
-        plan->known_failed[rank] = UINT32_MAX != plan->previous[rank]
-                                   && module.known_failed[plan->previous[rank]];
-    }
-    plan->nodes = node_of_ranks(plan->names, plan->size, &node_count);
-    /* the same verdict everywhere: the same views and host names */
-    if (node_count > 1 && !(views[0].network && views[1].network)) {
-        ompi_comm_ft_log(1, "btl_ft: the connected jobs span %u nodes, and one of them runs its "
-                         "detector over shared memory only: each job keeps its own detector",
-                         node_count);
-        free_plan(plan);
-        return NULL;
-    }
-    plan->known_count = ompi_comm_ft_union_carried(next, views, plan->known,
-                                                   sizeof(plan->known) / sizeof(plan->known[0]),
-                                                   plan->self);
-    return plan;
-}
-
-/* Stops the old detector, moves the transport and starts the new one.
- * A failure on the way leaves this process without a detector:
- * said at verbose 0, since the others will take its silence for a failure. */
-static int move_to(btl_ft_membership_t *next, join_plan_t *plan)
-{
-    uint32_t epoch = btl_ft_membership_epoch(next);
-    btl_ft_config_t config;
-    bool was_active = module.active;
-    int ret;
-
-    if (was_active) {
-        ompi_comm_ft_driver_finalize(true, NULL, 0);
-    }
-    module.active = module.standby = false;
-    ret = ompi_comm_ft_ucx_join(plan->self, plan->size, epoch, plan->names, plan->previous,
-                                plan->nodes, plan->known, plan->known_count);
-    ompi_comm_ft_union_adopt(next);
-    free(module.known_failed);
-    module.known_failed = plan->known_failed;
-    plan->known_failed = NULL;
-    module.size = plan->size;
-    module.self = plan->self;
-    ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
-    config = config_from_params();
-    config.node_of_rank = plan->nodes;
-    config.known_failures = plan->known;
-    config.known_failure_count = plan->known_count;
-    if (OMPI_SUCCESS == ret && OMPI_SUCCESS == (ret = create_core(&config))) {
-        ompi_comm_ft_ucx_connect();
-        if (was_active && watches_node()) {
-            ompi_comm_ft_witness_rewatch();
-        }
-        ret = ompi_comm_ft_driver_start();
-    }
-    if (OMPI_SUCCESS != ret) {
-        ompi_comm_ft_log(0, "btl_ft: the detector could not move to the union of the connected jobs "
-                         "(%d): this process goes on without it and will be declared failed by the "
-                         "others", ret);
-        return ret;
-    }
-    if (!was_active) {
-        register_failure_kind_pvar();
-    }
-    module.active = true;
-    ompi_comm_ft_log(2, "btl_ft: now watching the union of %zu jobs, %u processes (epoch %u), "
-                     "%zu of them known failed", btl_ft_membership_job_count(next), plan->size,
-                     epoch, plan->known_count);
-    return OMPI_SUCCESS;
-}
-
-/* At the end of ompi_dpm_connect_accept, collective over comm on both
- * sides. Never fails the connect: whatever goes wrong leaves each side
- * with the detector it had. */
-int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int root,
-                                         const char *port, bool send_first)
-{
-    ompi_comm_ft_union_view_t *views = NULL, *mine = NULL;
-    btl_ft_membership_t *next = NULL;
-    join_plan_t *plan = NULL;
-    int *kinds = NULL;
-    bool joinable = (module.active || module.standby) && module.over_ucx;
-    int ret;
-
-    if (!ompi_ftmpi_enabled) {
-        return OMPI_SUCCESS;
-    }
-    views = malloc(2 * sizeof(*views));
-    mine = malloc(sizeof(*mine));
-    if (NULL == views || NULL == mine || NULL == (kinds = known_kinds())) {
-        goto done; /* the other root's lookup times out: it keeps its detector too */
-    }
-    ompi_comm_ft_union_describe(mine, joinable, comm->c_local_group, kinds);
-    mine->network = joinable && ompi_comm_ft_ucx_reaches_other_nodes();
-    if (OMPI_SUCCESS != (ret = ompi_comm_ft_union_exchange(comm, root, port, send_first, mine, views))) {
-        ompi_comm_ft_log(1, "btl_ft: the connected jobs could not tell each other their unions "
-                         "(%d): each keeps its own detector", ret);
-        goto done;
-    }
-    if (!views[0].joinable || !views[1].joinable) {
-        ompi_comm_ft_log(1, "btl_ft: the %s side of the connect cannot join (no detector over its "
-                         "own UCX transport, or a live process that took no part in the connect): "
-                         "each job keeps its own detector", views[0].joinable ? "other" : "this");
-        goto done;
-    }
-    if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_join(next, views))) {
-        goto done; /* one union already, or said why */
-    }
-    (void) move_to(next, plan);
-    next = NULL; /* adopted, even when the detector could not follow */
-done:
-    btl_ft_membership_destroy(next);
-    if (NULL != plan) {
-        free_plan(plan);
-    }
-    free(kinds);
-    free(mine);
-    free(views);
-    return OMPI_SUCCESS;
-}
-
 /* The BTL path's; start_ucx() replaces the transport's entries. */
 static const ompi_comm_ft_driver_ops_t common_ops = {
     .put_heartbeat = ompi_comm_ft_btl_put_heartbeat,
@@ -799,4 +591,6 @@ static const ompi_comm_ft_driver_ops_t common_ops = {
     .close_call = ompi_comm_ft_conclusions_close_call,
     .report_counters = ompi_comm_ft_conclusions_report_counters,
     .tell_ulfm = ompi_comm_ft_conclusions_tell_ulfm,
+    .joined = ompi_comm_ft_join_heard,
+    .follow_join = ompi_comm_ft_join_follow,
 };

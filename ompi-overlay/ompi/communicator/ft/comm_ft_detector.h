@@ -13,7 +13,12 @@
  * only bind it to Open MPI:
  *
  *   comm_ft_detector.c            lifecycle, configuration, ULFM entry, fencing:
- *                                 the one file that wires the others together
+ *                                 with the next, the files that wire the others
+ *                                 together (their shared state:
+ *                                 comm_ft_detector_module.h)
+ *   comm_ft_detector_join.c       what a spawn or connect/accept does to the
+ *                                 detector, and a JOIN from one this process
+ *                                 took no part in
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
  *                                 context (the default), its lifecycle
@@ -32,8 +37,8 @@
  *   comm_ft_detector_conclusions.c  where the core's conclusions go: log
  *                                 lines, ULFM, the runtime's fence
  *
- * The rule: comm_ft_detector.c calls the others; they call none of each
- * other, except the driver its queues, the UCX transport its flag (and
+ * The rule: comm_ft_detector.c and comm_ft_detector_join.c call the
+ * others; they call none of each other, except the driver its queues, the UCX transport its flag (and
  * its two files each other, through comm_ft_detector_ucx_internal.h), the
  * conclusions the union (for names), and anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
@@ -207,6 +212,12 @@ typedef struct ompi_comm_ft_driver_ops_t {
     void (*tell_ulfm)(uint32_t rank);
     /* a watched process of this node ended (its pidfd), no lock held */
     void (*ended)(uint32_t rank);
+    /* The core's `joined` callback, handed to it as it is (core lock
+     * held): it keeps the JOIN, and follow_join() then follows it, on the
+     * detector thread after the step, no lock held. NULL: JOINs ignored. */
+    void (*joined)(void *context, uint32_t from, uint32_t epoch, const btl_ft_job_extent_t *jobs,
+                   size_t job_count, const btl_ft_known_failure_t *known, size_t known_count);
+    void (*follow_join)(void);
     /* The transport's own progress, core lock held; NULL on the BTL path,
      * whose messages move with opal_progress. */
     void (*progress)(void);
@@ -222,11 +233,33 @@ typedef struct ompi_comm_ft_driver_ops_t {
 int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_driver_ops_t *ops,
                              bool use_thread, char *error, size_t error_length);
 int ompi_comm_ft_driver_start(void);
+/* A JOIN (btl_ft_announce_join): the union moved to, for the processes
+ * of the old one in `to`. */
+typedef struct ompi_comm_ft_join_news_t {
+    uint32_t epoch;
+    const btl_ft_job_extent_t *jobs;
+    size_t job_count;
+    const btl_ft_known_failure_t *known; /* sorted by rank */
+    size_t known_count;
+    const uint32_t *to;
+    size_t to_count;
+} ompi_comm_ft_join_news_t;
 /* hand_over: at a join, what the detector had not yet told ULFM is told
  * now, on the calling thread (the next detector never reports what it
  * starts knowing); false at MPI_Finalize. leaving_too: the processes that
- * leave with this one (btl_ft_leave). */
-void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count);
+ * leave with this one (btl_ft_leave). announce (NULL: none): a JOIN sent
+ * before leaving, once the thread stopped (the transport is then this
+ * thread's). */
+void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count,
+                                  const ompi_comm_ft_join_news_t *announce);
+/* On the detector thread, from follow_join: the old core leaves, the
+ * transport moves (move_transport(arg), with the core lock held), and a
+ * new core over `config` starts in its place; the queues keep what they
+ * hold, since the ranks of the old union stay the same in the new one.
+ * Messages queued for the old core are dropped. On failure the thread
+ * goes on without a core, said by the caller. */
+int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transport)(void *arg), void *arg,
+                                char *error, size_t error_length);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
@@ -251,6 +284,10 @@ typedef struct ompi_comm_ft_inbox_item_t {
 } ompi_comm_ft_inbox_item_t;
 
 int ompi_comm_ft_queues_init(uint32_t world_size);
+/* A larger union whose first ranks are the same processes: what is queued stays. */
+int ompi_comm_ft_queues_grow(uint32_t world_size);
+/* Drops the messages queued (for a core that is gone). */
+void ompi_comm_ft_queues_drop_inbox(void);
 void ompi_comm_ft_queues_close(void);
 void ompi_comm_ft_queues_fini(void);
 void ompi_comm_ft_queues_report(uint32_t rank, int kind);
@@ -280,12 +317,13 @@ typedef struct ompi_comm_ft_named_failure_t {
     int32_t kind; /* enum btl_ft_failure_kind */
 } ompi_comm_ft_named_failure_t;
 /* What a root tells the other side's at a connect: its union, the
- * failures it knows there, and whether it can join (joinable 0: it runs
- * no detector, takes the BTL path, or a live process of its union is not
- * in the connect). Fixed-size: it is broadcast as bytes. */
+ * failures it knows there, whether it can join (joinable 0: it runs no
+ * detector, or takes the BTL path) and whether every live process of its
+ * union is in the connect (covers). Fixed-size: it is broadcast as bytes. */
 typedef struct ompi_comm_ft_union_view_t {
     uint32_t version;
     uint32_t joinable;
+    uint32_t covers;
     uint32_t network; /* its detector's UCX reaches other nodes (not shared memory only) */
     uint32_t epoch;
     uint32_t job_count;
@@ -317,7 +355,26 @@ btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views
 size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next,
                                   const ompi_comm_ft_union_view_t views[2],
                                   btl_ft_known_failure_t *out, size_t capacity, uint32_t self);
-/* Takes `next` (from union_of) as the union watched from now on. */
+/* Whether views[side]'s union moves to the new one: it can join, and
+ * either every live process of it took part in the connect, or those left
+ * out can follow a JOIN, because the new union numbers every process of
+ * the old one as it did (every job it adds comes after the old ones). The
+ * same answer at every process of both sides. */
+bool ompi_comm_ft_union_side_moves(const ompi_comm_ft_union_view_t views[2], int side);
+/* The union ranks of the live processes (kinds 0) of the union watched that
+ * are not in `group`, nor this process (free it; NULL and 0 when none). */
+uint32_t *ompi_comm_ft_union_left_out(struct ompi_group_t *group, const int *kinds, size_t *count);
+/* Whether OPAL can name every job of `jobs` to PMIx, after asking the
+ * runtime for the namespaces it does not know. A JOIN names jobs this
+ * process never connected to, and OPAL would otherwise look their
+ * processes up in this job, silently (the modex of rank 0 of this job for
+ * that of rank 0 of the other). */
+bool ompi_comm_ft_union_learn_jobs(const btl_ft_job_extent_t *jobs, size_t count);
+/* Whether `next` numbers every process of the union watched as it does. */
+bool ompi_comm_ft_union_keeps_ranks(const btl_ft_membership_t *next);
+/* Takes `next` (from union_of, or a JOIN) as the union watched from now
+ * on. The old one is kept until union_fini: another thread may still be
+ * reading it. */
 void ompi_comm_ft_union_adopt(btl_ft_membership_t *next);
 
 /* comm_ft_detector_conclusions.c: the driver's ops for the core's

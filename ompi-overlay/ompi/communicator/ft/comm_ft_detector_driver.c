@@ -49,6 +49,11 @@
  * callback that looks at the queue (every 8th opal_progress call, 1.3 to
  * 4 instructions of every idle MPI_Test, 2 %).
  *
+ * A JOIN (a connect this process took no part in: comm_ft_detector_join.c)
+ * is followed by the detector thread itself, after the step that received
+ * it: ompi_comm_ft_driver_replace puts a new core in the old one's place
+ * without stopping the thread, whatever the application's threads do.
+ *
  * Everything else the driver calls (the transport, the witness, where the
  * core's conclusions go) comes in through an ops table at init: this file
  * calls no other file of the shim.
@@ -87,11 +92,15 @@ typedef struct ompi_comm_ft_driver_t {
     ompi_comm_ft_driver_ops_t ops;
     uint32_t world_size;
     bool use_thread;
+    bool initialized; /* from driver_init to driver_finalize */
     bool running;
 
     /* the core and what only its lock guards */
     pthread_mutex_t core_lock;
     btl_ft_detector_t *core;
+    btl_ft_callbacks_t callbacks; /* the core's, for the next one (driver_replace) */
+    /* a JOIN arrived during the step: the thread follows it after */
+    bool join_heard;
     int64_t next_deadline_ns; /* read unlocked by the progress callbacks: a hint */
     uint64_t last_flag_word;
 
@@ -221,6 +230,13 @@ static void on_close_call(void *context, uint32_t emitter, int64_t silent_ns)
     driver.ops.close_call(emitter, silent_ns);
 }
 
+static void on_joined(void *context, uint32_t from, uint32_t epoch, const btl_ft_job_extent_t *jobs,
+                      size_t job_count, const btl_ft_known_failure_t *known, size_t known_count)
+{
+    driver.ops.joined(context, from, epoch, jobs, job_count, known, known_count);
+    driver.join_heard = true;
+}
+
 /*
  * One step of the core, core lock held.
  */
@@ -276,6 +292,11 @@ static void step_locked(void)
 
     if (NULL != driver.ops.progress) {
         driver.ops.progress(); /* its messages join the inbox */
+    }
+    if (NULL == driver.core) { /* a join could not start the next one */
+        ompi_comm_ft_queues_drop_inbox();
+        driver.next_deadline_ns = INT64_MAX;
+        return;
     }
     now = now_ns();
     /* Messages first: a peer's LEAVE arrives before the transport error
@@ -365,6 +386,11 @@ static void *driver_thread_main(opal_object_t *object)
         armed = NULL == driver.ops.arm || driver.ops.arm();
         deadline = driver.next_deadline_ns;
         pthread_mutex_unlock(&driver.core_lock);
+        if (driver.join_heard) { /* the core's callback cannot leave the core */
+            driver.join_heard = false;
+            driver.ops.follow_join();
+            continue;
+        }
         if (!armed) {
             continue;
         }
@@ -451,10 +477,13 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
         .suspected = on_suspected,
         .close_call = on_close_call,
         .local_state = ops->local_state,
+        .joined = NULL != ops->joined && NULL != ops->follow_join ? on_joined : NULL,
     };
     int ret;
 
     driver.ops = *ops;
+    driver.callbacks = callbacks;
+    driver.join_heard = false;
     driver.world_size = config->size;
     if (0 != btl_ft_create(config, &callbacks, &driver.core, error, error_length)) {
         return OMPI_ERR_BAD_PARAM;
@@ -473,6 +502,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
     driver.last_flag_word = driver.ops.read_flag();
     opal_event_set(opal_sync_event_base, &driver.to_ulfm_event, -1, OPAL_EV_READ, to_ulfm_event_cb,
                    NULL);
+    driver.initialized = true;
     return OMPI_SUCCESS;
 }
 
@@ -546,14 +576,50 @@ int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count)
     return ret;
 }
 
-void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count)
+int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transport)(void *arg), void *arg,
+                                char *error, size_t error_length)
+{
+    btl_ft_stats_t stats;
+    int ret;
+
+    pthread_mutex_lock(&driver.core_lock);
+    if (NULL != driver.core) {
+        (void) btl_ft_leave(driver.core, now_ns(), NULL, 0);
+        btl_ft_get_stats(driver.core, &stats);
+        driver.ops.report_counters(&stats);
+        btl_ft_destroy(driver.core);
+        driver.core = NULL;
+    }
+    ompi_comm_ft_queues_drop_inbox(); /* the old union's ranks */
+    ret = move_transport(arg);
+    if (OMPI_SUCCESS == ret) {
+        ret = ompi_comm_ft_queues_grow(config->size);
+    }
+    if (OMPI_SUCCESS == ret && 0 != btl_ft_create(config, &driver.callbacks, &driver.core, error, error_length)) {
+        driver.core = NULL;
+        ret = OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS == ret) {
+        driver.world_size = config->size;
+        (void) btl_ft_start(driver.core, now_ns()); /* a failure here shows at the first tick */
+        step_locked();
+    } else {
+        driver.next_deadline_ns = INT64_MAX;
+    }
+    pthread_mutex_unlock(&driver.core_lock);
+    return ret;
+}
+
+void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count,
+                                  const ompi_comm_ft_join_news_t *announce)
 {
     btl_ft_stats_t stats;
     uint32_t rank;
 
-    if (NULL == driver.core) {
+    if (!driver.initialized) {
         return;
     }
+    driver.initialized = false;
     if (driver.running) {
         stop_driving();
     }
@@ -562,8 +628,18 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
     }
 
     pthread_mutex_lock(&driver.core_lock);
+    if (NULL == driver.core) { /* a join could not start the next one */
+        pthread_mutex_unlock(&driver.core_lock);
+        goto no_core;
+    }
     if (hand_over) { /* the failures ULFM reported reach the core, and their conclusions ULFM */
         drain_reports(now_ns());
+    }
+    if (NULL != announce
+        && 0 > btl_ft_announce_join(driver.core, now_ns(), announce->epoch, announce->jobs, announce->job_count,
+                                    announce->known, announce->known_count, announce->to, announce->to_count)) {
+        ompi_comm_ft_log(0, "btl_ft: could not tell the processes left out of the connect where the "
+                         "union went: the others will take them for failed");
     }
     /* leaving: nothing left to do on failure */
     (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count);
@@ -573,6 +649,7 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
     driver.core = NULL;
     pthread_mutex_unlock(&driver.core_lock);
 
+no_core:
     opal_event_del(&driver.to_ulfm_event);
     if (driver.to_ulfm_armed) { /* activated, never run */
         driver.to_ulfm_armed = 0;

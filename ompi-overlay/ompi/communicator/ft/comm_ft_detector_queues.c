@@ -191,6 +191,54 @@ int ompi_comm_ft_queues_init(uint32_t world_size)
     return OMPI_SUCCESS;
 }
 
+/* Grows both rank queues; ranks already queued keep their place. */
+static bool rank_queue_grow(rank_queue_t *queue, uint32_t old_size, uint32_t world_size)
+{
+    uint32_t *ranks = realloc(queue->ranks, world_size * sizeof(*ranks));
+    uint8_t *pending;
+
+    if (NULL == ranks) {
+        return false;
+    }
+    queue->ranks = ranks;
+    if (NULL == (pending = realloc(queue->pending, world_size * sizeof(*pending)))) {
+        return false;
+    }
+    memset(pending + old_size, 0, world_size - old_size);
+    queue->pending = pending;
+    return true;
+}
+
+int ompi_comm_ft_queues_grow(uint32_t world_size)
+{
+    bool grown = true;
+
+    pthread_mutex_lock(&queues.lock);
+    if (world_size > queues.world_size) {
+        grown = rank_queue_grow(&queues.reports, queues.world_size, world_size)
+                && rank_queue_grow(&queues.to_ulfm, queues.world_size, world_size);
+        if (grown) {
+            queues.world_size = world_size;
+        }
+    }
+    pthread_mutex_unlock(&queues.lock);
+    return grown ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+}
+
+void ompi_comm_ft_queues_drop_inbox(void)
+{
+    ompi_comm_ft_inbox_item_t *item, *next;
+
+    pthread_mutex_lock(&queues.lock);
+    for (item = queues.inbox_head; NULL != item; item = next) {
+        next = item->next;
+        free(item);
+    }
+    queues.inbox_head = NULL;
+    queues.inbox_tail = &queues.inbox_head;
+    pthread_mutex_unlock(&queues.lock);
+}
+
 /* Stops accepting and drops whatever is still queued. */
 void ompi_comm_ft_queues_close(void)
 {

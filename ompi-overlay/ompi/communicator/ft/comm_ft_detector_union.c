@@ -21,11 +21,14 @@
  * process of both sides holds the same two views and computes the same
  * new union, at the later epoch plus one, with no further talk.
  *
- * A side can join only if every process of its union that it does not
- * know failed took part in the connect: a process left out would never
- * move to the new union, and the others would take its silence there
- * for a failure. Otherwise, and on the detector's BTL path, both sides
- * keep the unions they had, and say so at verbose 1.
+ * A side whose union had live processes that took no part in the connect
+ * (a spawn from MPI_COMM_SELF in a job of several processes) moves too,
+ * when the new union numbers its processes as the old one did: the
+ * processes left out follow a JOIN that each participant sends them
+ * before it moves (comm_ft_detector_join.c), and keep their ranks, so
+ * what their queues and their other threads hold stays right. Otherwise,
+ * and on the detector's BTL path, both sides keep the unions they had,
+ * and say so at verbose 1.
  *
  * Rejected: piggybacking the views on the connect's own exchange of
  * members. Its string format is parsed by upstream code at both ends;
@@ -45,12 +48,22 @@
 #include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/group/group.h"
 
-#define VIEW_VERSION 1
+#define VIEW_VERSION 2
 /* how long a root waits for the other root's view; the other side's
  * root publishes it right after the connect, unless it died */
 #define EXCHANGE_TIMEOUT_S 30
 
+/* written by one thread at a time (the application's at a connect, the
+ * detector's at a JOIN), read by any */
 static btl_ft_membership_t *current = NULL;
+/* unions left behind, freed at fini: a reader may still hold one */
+static btl_ft_membership_t **retired = NULL;
+static size_t retired_count = 0;
+
+static const btl_ft_membership_t *watched(void)
+{
+    return __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+}
 
 int ompi_comm_ft_union_init(uint32_t job, uint32_t size)
 {
@@ -65,52 +78,137 @@ void ompi_comm_ft_union_fini(void)
 {
     btl_ft_membership_destroy(current);
     current = NULL;
+    for (size_t i = 0; i < retired_count; ++i) {
+        btl_ft_membership_destroy(retired[i]);
+    }
+    free(retired);
+    retired = NULL;
+    retired_count = 0;
 }
 
 uint32_t ompi_comm_ft_union_size(void)
 {
-    return NULL == current ? 0 : btl_ft_membership_size(current);
+    const btl_ft_membership_t *now = watched();
+    return NULL == now ? 0 : btl_ft_membership_size(now);
 }
 
 uint32_t ompi_comm_ft_union_epoch(void)
 {
-    return NULL == current ? 0 : btl_ft_membership_epoch(current);
+    const btl_ft_membership_t *now = watched();
+    return NULL == now ? 0 : btl_ft_membership_epoch(now);
 }
 
 bool ompi_comm_ft_union_rank_of(const opal_process_name_t *name, uint32_t *rank)
 {
-    return NULL != current && 0 == btl_ft_membership_rank_of(current, name->jobid, name->vpid, rank);
+    const btl_ft_membership_t *now = watched();
+    return NULL != now && 0 == btl_ft_membership_rank_of(now, name->jobid, name->vpid, rank);
 }
 
 opal_process_name_t ompi_comm_ft_union_name_of(uint32_t rank)
 {
     opal_process_name_t name = {.jobid = OPAL_JOBID_INVALID, .vpid = OPAL_VPID_INVALID};
+    const btl_ft_membership_t *now = watched();
 
-    if (NULL != current) {
-        (void) btl_ft_membership_member_at(current, rank, &name.jobid, &name.vpid);
+    if (NULL != now) {
+        (void) btl_ft_membership_member_at(now, rank, &name.jobid, &name.vpid);
     }
     return name;
+}
+
+/* Registers with OPAL every namespace the runtime knows, so that it can
+ * name their jobs to PMIx. */
+static bool learn_namespaces(void)
+{
+    pmix_query_t query;
+    pmix_info_t *results = NULL;
+    size_t count = 0;
+    pmix_status_t rc;
+
+    PMIX_QUERY_CONSTRUCT(&query);
+    if (PMIX_SUCCESS != PMIx_Argv_append_nosize(&query.keys, PMIX_QUERY_NAMESPACES)) {
+        return false;
+    }
+    rc = PMIx_Query_info(&query, 1, &results, &count);
+    for (size_t i = 0; PMIX_SUCCESS == rc && i < count; ++i) {
+        char *list, *next, *token;
+        if (!PMIX_CHECK_KEY(&results[i], PMIX_QUERY_NAMESPACES) || PMIX_STRING != results[i].value.type
+            || NULL == (list = strdup(results[i].value.data.string))) {
+            continue;
+        }
+        for (token = strtok_r(list, ",", &next); NULL != token; token = strtok_r(NULL, ",", &next)) {
+            pmix_nspace_t nspace;
+            opal_jobid_t jobid;
+            PMIX_LOAD_NSPACE(nspace, token);
+            (void) opal_pmix_convert_nspace(&jobid, nspace);
+        }
+        free(list);
+    }
+    if (NULL != results) {
+        PMIX_INFO_FREE(results, count);
+    }
+    PMIX_QUERY_DESTRUCT(&query);
+    return PMIX_SUCCESS == rc;
+}
+
+bool ompi_comm_ft_union_learn_jobs(const btl_ft_job_extent_t *jobs, size_t count)
+{
+    pmix_nspace_t nspace;
+    bool asked = false;
+
+    for (size_t i = 0; i < count; ++i) {
+        while (OPAL_SUCCESS != opal_pmix_convert_jobid(nspace, jobs[i].job)) {
+            if (asked || !learn_namespaces()) {
+                return false;
+            }
+            asked = true;
+        }
+    }
+    return true;
+}
+
+/* Which union ranks have a process in `group` (free it). */
+static uint8_t *ranks_in(ompi_group_t *group, uint32_t size)
+{
+    uint8_t *in = calloc(size > 0 ? size : 1, 1);
+    uint32_t rank;
+
+    for (int i = 0; NULL != in && i < ompi_group_size(group); ++i) {
+        opal_process_name_t name = ompi_group_get_proc_name(group, i);
+        if (ompi_comm_ft_union_rank_of(&name, &rank) && rank < size) {
+            in[rank] = 1;
+        }
+    }
+    return in;
+}
+
+uint32_t *ompi_comm_ft_union_left_out(ompi_group_t *group, const int *kinds, size_t *count)
+{
+    uint32_t size = ompi_comm_ft_union_size(), self = UINT32_MAX;
+    uint8_t *in = ranks_in(group, size);
+    uint32_t *out = NULL == in ? NULL : malloc(size * sizeof(*out));
+
+    *count = 0;
+    (void) ompi_comm_ft_union_rank_of(OMPI_PROC_MY_NAME, &self);
+    for (uint32_t rank = 0; NULL != out && rank < size; ++rank) {
+        if (!in[rank] && 0 == kinds[rank] && rank != self) {
+            out[(*count)++] = rank;
+        }
+    }
+    free(in);
+    if (0 == *count) {
+        free(out);
+        out = NULL;
+    }
+    return out;
 }
 
 /* Whether every process of the union not known failed is in `group`. */
 static bool group_covers(ompi_group_t *group, const int *kinds)
 {
-    uint32_t size = ompi_comm_ft_union_size(), rank;
-    int group_size = ompi_group_size(group);
-    uint8_t *in = calloc(size, 1);
-    bool covers = NULL != in;
+    size_t count = 0;
 
-    for (int i = 0; covers && i < group_size; ++i) {
-        opal_process_name_t name = ompi_group_get_proc_name(group, i);
-        if (ompi_comm_ft_union_rank_of(&name, &rank)) {
-            in[rank] = 1;
-        }
-    }
-    for (rank = 0; covers && rank < size; ++rank) {
-        covers = in[rank] || 0 != kinds[rank];
-    }
-    free(in);
-    return covers;
+    free(ompi_comm_ft_union_left_out(group, kinds, &count));
+    return 0 == count;
 }
 
 void ompi_comm_ft_union_describe(ompi_comm_ft_union_view_t *view, bool joinable, ompi_group_t *group,
@@ -143,7 +241,8 @@ void ompi_comm_ft_union_describe(ompi_comm_ft_union_view_t *view, bool joinable,
             failure->kind = kinds[rank];
         }
     }
-    view->joinable = joinable && group_covers(group, kinds);
+    view->joinable = joinable;
+    view->covers = group_covers(group, kinds);
 }
 
 /* The root's half: publish ours, look up theirs. */
@@ -229,6 +328,55 @@ btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views
     return next;
 }
 
+/* Whether a job of `view` is `job`. */
+static bool view_has(const ompi_comm_ft_union_view_t *view, uint32_t job)
+{
+    for (uint32_t i = 0; i < view->job_count; ++i) {
+        if (view->jobs[i].job == job) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ompi_comm_ft_union_side_moves(const ompi_comm_ft_union_view_t views[2], int side)
+{
+    const ompi_comm_ft_union_view_t *own = &views[side], *other = &views[1 - side];
+    uint32_t last = 0;
+
+    if (!own->joinable) {
+        return false;
+    }
+    if (own->covers) {
+        return true;
+    }
+    for (uint32_t i = 0; i < own->job_count; ++i) {
+        last = own->jobs[i].job > last ? own->jobs[i].job : last;
+    }
+    for (uint32_t i = 0; i < other->job_count; ++i) {
+        if (!view_has(own, other->jobs[i].job) && other->jobs[i].job < last) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool ompi_comm_ft_union_keeps_ranks(const btl_ft_membership_t *next)
+{
+    const btl_ft_membership_t *now = watched();
+    uint32_t size = ompi_comm_ft_union_size(), rank;
+
+    for (size_t i = 0; NULL != now && i < btl_ft_membership_job_count(now); ++i) {
+        btl_ft_job_extent_t job = btl_ft_membership_job_at(now, i);
+        uint32_t first = 0;
+        if (0 != btl_ft_membership_rank_of(now, job.job, 0, &first)
+            || 0 != btl_ft_membership_rank_of(next, job.job, 0, &rank) || rank != first) {
+            return false;
+        }
+    }
+    return NULL != now && btl_ft_membership_size(next) >= size;
+}
+
 /* The known failures of both views, in ranks of `next` (count returned). */
 size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next, const ompi_comm_ft_union_view_t views[2],
                                   btl_ft_known_failure_t *out, size_t capacity, uint32_t self)
@@ -256,6 +404,16 @@ size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next, const ompi_co
 
 void ompi_comm_ft_union_adopt(btl_ft_membership_t *next)
 {
-    btl_ft_membership_destroy(current);
-    current = next;
+    btl_ft_membership_t *old = current, **more;
+
+    __atomic_store_n(&current, next, __ATOMIC_RELEASE);
+    if (NULL == old) {
+        return;
+    }
+    if (NULL == (more = realloc(retired, (retired_count + 1) * sizeof(*retired)))) {
+        btl_ft_membership_destroy(old); /* out of memory: a reader may yet trip on it */
+        return;
+    }
+    retired = more;
+    retired[retired_count++] = old;
 }

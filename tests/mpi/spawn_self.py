@@ -1,0 +1,110 @@
+"""A spawn from MPI_COMM_SELF in a job of several processes: the parents
+left out of it follow the union by a JOIN, and every process of it is
+watched.
+
+  spawn_self.py [--np 4] [--cases child-hang,parent-hang,clean] [--mca key=value ...]
+
+Runs ulfm_spawn_self.c: rank 0 alone spawns one child and merges with it,
+while the other parents compute outside MPI (only their detector threads
+can follow the JOIN that rank 0 sends them). Then:
+- child-hang: the child stops. Rank 0's allreduce on the merged
+  communicator must fail, and every parent, those left out of the spawn
+  too, must log the child's failure: a child spawned alone from one
+  process is watched by the ring over the union, where it used to be
+  watched by nobody.
+- parent-hang: a parent left out of the spawn stops. The other parents
+  left out see their allreduce fail, and every process, the child too, logs
+  that parent's failure: the child watches its parents' whole job.
+- clean: nobody fails, nobody logs a failure.
+In every case each parent left out must say that a JOIN moved it, nobody
+may log a failure of any other process (no false failure), and mpirun
+must exit 0 within its bound.
+"""
+import argparse
+import re
+import sys
+from mpijobs import checks, launch, mpicmd
+
+CASES = ("child-hang", "parent-hang", "clean")
+VICTIM_PARENT = 2
+# "[host:pid] [[family,job],vpid] btl_ft: <who> failed: <how>"
+FAILED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: (rank \d+(?: of job \S+)?) failed: ")
+JOINED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union .* told by a JOIN")
+JOB_OF = re.compile(r"rank (\d+)(?: of job \[\d+,(\d+)\])?")
+
+
+def who_learnt(output):
+    """{(job, vpid) of the process that logged: {(job, vpid) of the failed}}."""
+    learnt = {}
+    for line in output.splitlines():
+        found = FAILED_LINE.search(line)
+        if not found:
+            continue
+        job, vpid = int(found.group(1)), int(found.group(2))
+        named = JOB_OF.match(found.group(3))
+        failed_job = int(named.group(2)) if named.group(2) else job
+        learnt.setdefault((job, vpid), set()).add((failed_job, int(named.group(1))))
+    return learnt
+
+
+def joined_by_message(output):
+    return {(int(m.group(1)), int(m.group(2))) for m in map(JOINED_LINE.search, output.splitlines()) if m}
+
+
+def check_case(args, case, run):
+    problems = [f"{case}: {p}" for p in checks.exit_problems(run, args.deadline_s + 30)]
+    if run.timed_out:
+        return problems
+    problems += [f"{case}: rank {r['rank']}: {r['error']}" for r in run.records if "error" in r]
+    parents, child = [(1, r) for r in range(args.np)], (2, 0)
+    victim = {"child-hang": child, "parent-hang": (1, VICTIM_PARENT)}.get(case)
+    survivors = [p for p in parents + [child] if p != victim]
+    records = [r for r in run.records if "loop" in r]
+    if len(records) != len(survivors):
+        problems.append(f"{case}: {len(records)} of {len(survivors)} survivors reported")
+    for r in records:
+        left_out_of_spawn = r["side"] == "parent" and r["rank"] != 0
+        must_fail = (case == "child-hang" and r["side"] == "parent" and r["rank"] == 0) or \
+                    (case == "parent-hang" and left_out_of_spawn)
+        if must_fail != (r["loop"] != "success"):
+            problems.append(f"{case}: {r['side']} {r['rank']}'s loop ended in {r['loop']}")
+        if must_fail and r["loop"] != "proc_failed":
+            problems.append(f"{case}: {r['side']} {r['rank']}'s loop failed with {r['loop']}")
+    learnt = who_learnt(run.output)
+    for process in survivors:
+        expected = {victim} if victim else set()
+        if learnt.get(process, set()) != expected:
+            problems.append(f"{case}: process {process} (job, rank) logged failures "
+                            f"{sorted(learnt.get(process, set()))}, expected {sorted(expected)}")
+    moved = joined_by_message(run.output)
+    for process in parents[1:]:
+        if process not in moved:
+            problems.append(f"{case}: parent {process[1]}, left out of the spawn, was not moved by a JOIN")
+    return problems
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--np", type=int, default=4)
+    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args()
+    cases = args.cases.split(",")
+    if set(cases) - set(CASES):
+        p.error(f"unknown --cases {sorted(set(cases) - set(CASES))}; known: {', '.join(CASES)}")
+    exe = mpicmd.compile_test("tests/mpi/ulfm_spawn_self.c")
+    mca = {**dict(kv.split("=", 1) for kv in args.mca), "mpi_ft_verbose": 2}
+    results = []
+    for case in cases:
+        program = [exe, "--kind", case, "--victim", VICTIM_PARENT, "--deadline-s", args.deadline_s]
+        run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=args.deadline_s + 30)
+        for r in run.records:
+            if r.get("failed_ms", -1) >= 0:
+                print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
+        results.append((case, run, check_case(args, case, run)))
+    return checks.verdict_of_cases("spawn from MPI_COMM_SELF", results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
