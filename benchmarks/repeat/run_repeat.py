@@ -7,7 +7,7 @@ once. This stage runs the tests of the failure paths that once failed rarely
 come one at a time, a blocking send on a revoked communicator, a starved
 rank kept alive by its witness, the exit status and how a victim died,
 the respawn idiom (also across 2 emulated nodes) and failures crossing between spawned or
-connected jobs, a peer dying in the middle
+connected jobs, a child spawned from MPI_COMM_SELF by one parent of several, a peer dying in the middle
 of a transfer over btl/ofi, heartbeats by put over libfabric's rxm on a
 loaded host, a healthy rank called failed as the others exit after a crash
 across nodes, a rank that came up without btl/ofi over libfabric's shm,
@@ -31,7 +31,7 @@ from benchmarks import common
 
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
-                   r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child)_np4|victim_death_np4|"
+                   r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child|self)_np4|victim_death_np4|"
                    r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8)|"
                    r"sm_dead_writer|connect_failure_np4)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes)$")
