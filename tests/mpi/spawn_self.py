@@ -2,7 +2,7 @@
 left out of it follow the union by a JOIN, and every process of it is
 watched.
 
-  spawn_self.py [--np 4] [--cases child-hang,parent-hang,clean] [--mca key=value ...]
+  spawn_self.py [--np 4] [--cases child-hang,parent-hang,clean] [--nodes N] [--mca key=value ...]
 
 Runs ulfm_spawn_self.c: rank 0 alone spawns one child and merges with it,
 while the other parents compute outside MPI (only their detector threads
@@ -19,11 +19,14 @@ can follow the JOIN that rank 0 sends them). Then:
 In every case each parent left out must say that a JOIN moved it, nobody
 may log a failure of any other process (no false failure), and mpirun
 must exit 0 within its bound.
+
+With --nodes N, the job runs across N emulated nodes (tests/netns, tcp
+between them; skipped with exit 77 where namespaces cannot be made).
 """
 import argparse
 import re
 import sys
-from mpijobs import checks, launch, mpicmd
+from mpijobs import checks, launch, mpicmd, nodes
 
 CASES = ("child-hang", "parent-hang", "clean")
 VICTIM_PARENT = 2
@@ -83,11 +86,24 @@ def check_case(args, case, run):
     return problems
 
 
+def run_cases(args, cases, exe, mca, command_for):
+    results = []
+    for case in cases:
+        program = [exe, "--kind", case, "--victim", VICTIM_PARENT, "--deadline-s", args.deadline_s]
+        run = launch.run(command_for(program), deadline_s=args.deadline_s + 30)
+        for r in run.records:
+            if r.get("failed_ms", -1) >= 0:
+                print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
+        results.append((case, run, check_case(args, case, run)))
+    return checks.verdict_of_cases("spawn from MPI_COMM_SELF", results)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, default=4)
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--deadline-s", type=int, default=20)
+    p.add_argument("--nodes", type=int, default=0, help="run across this many emulated nodes")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args()
     cases = args.cases.split(",")
@@ -95,15 +111,13 @@ def main():
         p.error(f"unknown --cases {sorted(set(cases) - set(CASES))}; known: {', '.join(CASES)}")
     exe = mpicmd.compile_test("tests/mpi/ulfm_spawn_self.c")
     mca = {**dict(kv.split("=", 1) for kv in args.mca), "mpi_ft_verbose": 2}
-    results = []
-    for case in cases:
-        program = [exe, "--kind", case, "--victim", VICTIM_PARENT, "--deadline-s", args.deadline_s]
-        run = launch.run(mpicmd.mpirun(args.np, program, mca=mca), deadline_s=args.deadline_s + 30)
-        for r in run.records:
-            if r.get("failed_ms", -1) >= 0:
-                print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
-        results.append((case, run, check_case(args, case, run)))
-    return checks.verdict_of_cases("spawn from MPI_COMM_SELF", results)
+    if not args.nodes:
+        return run_cases(args, cases, exe, mca, lambda program: mpicmd.mpirun(args.np, program, mca=mca))
+    with nodes.taken_for_a_test(args.nodes) as names:
+        if names is None:
+            return nodes.SKIP
+        return run_cases(args, cases, exe, mca,
+                         lambda program: nodes.mpirun_command_netns(args.np, program, mca=mca, nodes=args.nodes))
 
 
 if __name__ == "__main__":
