@@ -208,6 +208,25 @@ std::optional<btl_ft::config_problem> first_problem(const btl_ft_config_t& confi
     return btl_ft::find_config_problem(core);
 }
 
+// C jobs as the core's, checked here where the core would assert: at least
+// one, none empty, no more processes than a rank can name (their total in
+// `total`), and with `sorted`, strictly increasing job numbers.
+std::optional<std::vector<btl_ft::job_extent>> extents_of(const btl_ft_job_extent_t* jobs, std::size_t count, bool sorted,
+                                                          btl_ft::rank_t& total) {
+    std::vector<btl_ft::job_extent> extents;
+    total = 0;
+    for (std::size_t i = 0; jobs != nullptr && i < count; ++i) {
+        if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total ||
+            (sorted && i > 0 && jobs[i].job <= jobs[i - 1].job)) {
+            return std::nullopt;
+        }
+        total += jobs[i].size;
+        extents.push_back({jobs[i].job, jobs[i].size});
+    }
+    if (extents.empty()) return std::nullopt;
+    return extents;
+}
+
 void write_error(char* error, std::size_t error_length, const char* what, const char* text) noexcept {
     if (error != nullptr && error_length > 0) {
         std::snprintf(error, error_length, "btl_ft: %s: %s", what, text);
@@ -340,16 +359,11 @@ long btl_ft_announce_join(btl_ft_detector_t* detector, int64_t now_ns, uint32_t 
                           size_t to_count) {
     long carried = -1;
     const int status = guarded(detector, [&] {
-        std::vector<btl_ft::job_extent> extents;
-        std::vector<btl_ft::known_failure> failures;
         btl_ft::rank_t total = 0;
-        // checked here, where the core would assert: a union, as membership_create takes it, but sorted
-        for (std::size_t i = 0; jobs != nullptr && i < job_count; ++i) {
-            if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total || (i > 0 && jobs[i].job <= jobs[i - 1].job)) {
-                return;
-            }
-            total += jobs[i].size;
-            extents.push_back({jobs[i].job, jobs[i].size});
+        const auto extents = extents_of(jobs, job_count, true, total);
+        std::vector<btl_ft::known_failure> failures;
+        if (!extents) {
+            return;
         }
         for (std::size_t i = 0; known != nullptr && i < known_count; ++i) {
             if (known[i].rank >= total || (i > 0 && known[i].rank <= known[i - 1].rank)) {
@@ -357,9 +371,7 @@ long btl_ft_announce_join(btl_ft_detector_t* detector, int64_t now_ns, uint32_t 
             }
             failures.push_back({known[i].rank, core_kind(known[i].kind)});
         }
-        if (!extents.empty()) {
-            carried = detector->core->announce_join(now_ns, {epoch, extents, failures}, {to, to == nullptr ? 0 : to_count});
-        }
+        carried = detector->core->announce_join(now_ns, {epoch, *extents, failures}, {to, to == nullptr ? 0 : to_count});
     });
     return status != 0 ? status : carried;
 }
@@ -426,17 +438,10 @@ int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule
 }
 
 btl_ft_membership_t* btl_ft_membership_create(const btl_ft_job_extent_t* jobs, size_t count, uint32_t epoch) {
-    if (jobs == nullptr || count == 0) return nullptr;
     try {
-        std::vector<btl_ft::job_extent> extents;
         btl_ft::rank_t total = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            // checked here, where the core would assert
-            if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total) return nullptr;
-            total += jobs[i].size;
-            extents.push_back({jobs[i].job, jobs[i].size});
-        }
-        return new btl_ft_membership{btl_ft::membership::of(extents, epoch)};
+        const auto extents = extents_of(jobs, count, false, total);
+        return extents ? new btl_ft_membership{btl_ft::membership::of(*extents, epoch)} : nullptr;
     } catch (...) {
         return nullptr;
     }

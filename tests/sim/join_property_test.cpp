@@ -66,17 +66,25 @@ TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
 // observer is a process of the first job, and everyone knows at the
 // timeout less half a period on average (seed 002's delta - eta/2), as in
 // a job that never joined.
-TEST(JoinProperty, AJoinedJobOfOneProcessThatHangsIsFoundAtTheTimeout) {
+// `joins`: the JOIN messages each run must send, and receive.
+void expect_lone_child_hang_found_at_the_timeout(rank_t participants, std::uint64_t joins) {
     sim_config config = lowlat_join(8, 1, fault_kind::hang, 1);
     config.victims_joined = true;
+    config.join_participants = participants;
     for (std::uint64_t seed = 1; seed <= 20; ++seed) {
         const run_result result = simulate(config, seed);
         SCOPED_TRACE("seed " + std::to_string(seed));
         EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.joins_sent, joins);
+        EXPECT_EQ(result.totals.joins_received, joins);
         ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
         EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
         EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
     }
+}
+
+TEST(JoinProperty, AJoinedJobOfOneProcessThatHangsIsFoundAtTheTimeout) {
+    expect_lone_child_hang_found_at_the_timeout(0, 0);
 }
 
 // A spawn from MPI_COMM_SELF: only rank 0 of the first job takes part, and
@@ -84,19 +92,7 @@ TEST(JoinProperty, AJoinedJobOfOneProcessThatHangsIsFoundAtTheTimeout) {
 // carries what rank 0 knew, and the child's hang is found as if all had
 // taken part (the bounds of the test above).
 TEST(JoinProperty, ALoneChildOfOneProcessIsWatchedAfterASpawnFromOneParent) {
-    sim_config config = lowlat_join(8, 1, fault_kind::hang, 1);
-    config.victims_joined = true;
-    config.join_participants = 1;
-    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
-        const run_result result = simulate(config, seed);
-        SCOPED_TRACE("seed " + std::to_string(seed));
-        EXPECT_EQ(result.violations.total(), 0u) << details(result);
-        EXPECT_EQ(result.totals.joins_sent, 7u);
-        EXPECT_EQ(result.totals.joins_received, 7u);
-        ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
-        EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
-        EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
-    }
+    expect_lone_child_hang_found_at_the_timeout(1, 7);
 }
 
 // Several processes take part: each sends every process left out a JOIN,

@@ -576,19 +576,27 @@ int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count)
     return ret;
 }
 
+/* The core leaves (btl_ft_leave), says its counters and is gone; core
+ * lock held. */
+static void retire_core_locked(const uint32_t *leaving_too, size_t leaving_count)
+{
+    btl_ft_stats_t stats;
+
+    (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count); /* nothing left to do on failure */
+    btl_ft_get_stats(driver.core, &stats);
+    driver.ops.report_counters(&stats);
+    btl_ft_destroy(driver.core);
+    driver.core = NULL;
+}
+
 int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transport)(void *arg), void *arg,
                                 char *error, size_t error_length)
 {
-    btl_ft_stats_t stats;
     int ret;
 
     pthread_mutex_lock(&driver.core_lock);
     if (NULL != driver.core) {
-        (void) btl_ft_leave(driver.core, now_ns(), NULL, 0);
-        btl_ft_get_stats(driver.core, &stats);
-        driver.ops.report_counters(&stats);
-        btl_ft_destroy(driver.core);
-        driver.core = NULL;
+        retire_core_locked(NULL, 0);
     }
     ompi_comm_ft_queues_drop_inbox(); /* the old union's ranks */
     ret = move_transport(arg);
@@ -613,7 +621,6 @@ int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transp
 void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count,
                                   const ompi_comm_ft_join_news_t *announce)
 {
-    btl_ft_stats_t stats;
     uint32_t rank;
 
     if (!driver.initialized) {
@@ -641,12 +648,7 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
         ompi_comm_ft_log(0, "btl_ft: could not tell the processes left out of the connect where the "
                          "union went: the others will take them for failed");
     }
-    /* leaving: nothing left to do on failure */
-    (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count);
-    btl_ft_get_stats(driver.core, &stats);
-    driver.ops.report_counters(&stats);
-    btl_ft_destroy(driver.core);
-    driver.core = NULL;
+    retire_core_locked(leaving_too, leaving_count);
     pthread_mutex_unlock(&driver.core_lock);
 
 no_core:

@@ -225,33 +225,32 @@ int ompi_comm_ft_queues_grow(uint32_t world_size)
     return grown ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
 
-void ompi_comm_ft_queues_drop_inbox(void)
+/* lock held */
+static void drop_inbox_locked(void)
 {
     ompi_comm_ft_inbox_item_t *item, *next;
 
-    pthread_mutex_lock(&queues.lock);
     for (item = queues.inbox_head; NULL != item; item = next) {
         next = item->next;
         free(item);
     }
     queues.inbox_head = NULL;
     queues.inbox_tail = &queues.inbox_head;
+}
+
+void ompi_comm_ft_queues_drop_inbox(void)
+{
+    pthread_mutex_lock(&queues.lock);
+    drop_inbox_locked();
     pthread_mutex_unlock(&queues.lock);
 }
 
 /* Stops accepting and drops whatever is still queued. */
 void ompi_comm_ft_queues_close(void)
 {
-    ompi_comm_ft_inbox_item_t *item, *next;
-
     pthread_mutex_lock(&queues.lock);
     queues.accepting = false;
-    for (item = queues.inbox_head; NULL != item; item = next) {
-        next = item->next;
-        free(item);
-    }
-    queues.inbox_head = NULL;
-    queues.inbox_tail = &queues.inbox_head;
+    drop_inbox_locked();
     queues.reports.count = 0;
     queues.to_ulfm.count = 0;
     queues.queued = 0;
