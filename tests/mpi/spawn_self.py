@@ -18,7 +18,10 @@ can follow the JOIN that rank 0 sends them). Then:
 - clean: nobody fails, nobody logs a failure.
 In every case each parent left out must say that a JOIN moved it, nobody
 may log a failure of any other process (no false failure), and mpirun
-must exit 0 within its bound.
+must exit 0 within its bound. And every survivor's heartbeats must go
+one-sided (its finalize report, mpi_ft_verbose 5): none as a message of
+the core, the child's to a parent on its node included, since each
+process publishes its flag file's path with its addresses.
 
 With --nodes N, the job runs across N emulated nodes (tests/netns, tcp
 between them; skipped with exit 77 where namespaces cannot be made).
@@ -34,6 +37,8 @@ VICTIM_PARENT = 2
 FAILED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: (rank \d+(?: of job \S+)?) failed: ")
 JOINED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union .* told by a JOIN")
 JOB_OF = re.compile(r"rank (\d+)(?: of job \[\d+,(\d+)\])?")
+HEARTBEATS = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: heartbeats over ucx: (\d+) stored into a "
+                        r"mapped flag, (\d+) sent to the heartbeat worker .*?\), (\d+) by active message")
 
 
 def who_learnt(output):
@@ -52,6 +57,23 @@ def who_learnt(output):
 
 def joined_by_message(output):
     return {(int(m.group(1)), int(m.group(2))) for m in map(JOINED_LINE.search, output.splitlines()) if m}
+
+
+def heartbeat_problems(case, survivors, output):
+    """Each survivor's heartbeats went one-sided, none as a message."""
+    reports = {(int(m.group(1)), int(m.group(2))): tuple(map(int, m.group(3, 4, 5)))
+               for m in map(HEARTBEATS.search, output.splitlines()) if m}
+    problems = []
+    for process in survivors:
+        if process not in reports:
+            problems.append(f"{case}: process {process} (job, rank) reported no heartbeat counters")
+            continue
+        stored, sent, messages = reports[process]
+        print(f"  {case}: process {process}: heartbeats {stored} stored, {sent} sent, {messages} as messages")
+        if messages:
+            problems.append(f"{case}: process {process} sent {messages} heartbeats as messages where "
+                            f"a one-sided path exists")
+    return problems
 
 
 def check_case(args, case, run):
@@ -83,7 +105,7 @@ def check_case(args, case, run):
     for process in parents[1:]:
         if process not in moved:
             problems.append(f"{case}: parent {process[1]}, left out of the spawn, was not moved by a JOIN")
-    return problems
+    return problems + heartbeat_problems(case, survivors, run.output)
 
 
 def run_cases(args, cases, exe, mca, command_for):
@@ -110,7 +132,7 @@ def main():
     if set(cases) - set(CASES):
         p.error(f"unknown --cases {sorted(set(cases) - set(CASES))}; known: {', '.join(CASES)}")
     exe = mpicmd.compile_test("tests/mpi/ulfm_spawn_self.c")
-    mca = {**dict(kv.split("=", 1) for kv in args.mca), "mpi_ft_verbose": 2}
+    mca = {**dict(kv.split("=", 1) for kv in args.mca), "mpi_ft_verbose": 5}
     if not args.nodes:
         return run_cases(args, cases, exe, mca, lambda program: mpicmd.mpirun(args.np, program, mca=mca))
     with nodes.taken_for_a_test(args.nodes) as names:

@@ -163,12 +163,14 @@ static inline char *ompi_comm_ft_session_file(uint32_t rank, const char *suffix)
 }
 
 /* comm_ft_detector_flag.c: the UCX transport's heartbeat flag, in a file of
- * the job's session directory. create() maps this process's (NULL when it
- * cannot be made), map() a node-mate's (NULL when it has none). */
-volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self);
-volatile uint64_t *ompi_comm_ft_flag_map(uint32_t rank);
+ * the job's session directory. create() maps this process's and gives its
+ * path (malloc'd; NULL and no path when it cannot be made), map() a
+ * node-mate's by the path it published (NULL when there is none yet);
+ * remove() unmaps this process's, deletes the file and frees the path. */
+volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self, char **path);
+volatile uint64_t *ompi_comm_ft_flag_map(const char *path);
 void ompi_comm_ft_flag_unmap(volatile uint64_t *flag);
-void ompi_comm_ft_flag_remove(uint32_t self, volatile uint64_t *flag);
+void ompi_comm_ft_flag_remove(char *path, volatile uint64_t *flag);
 
 /* comm_ft_detector_btl.c: the application's BTLs (mpi_ft_detector_transport
  * btl, or where UCX cannot start). */

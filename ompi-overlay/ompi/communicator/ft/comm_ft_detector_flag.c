@@ -13,8 +13,10 @@
  * shared by its owner, which reads it, and by the node-mates that emit to
  * it, which store each heartbeat word into it. A heartbeat between
  * node-mates is then one store, with no call and no wakeup on either side.
- * Every file operation is local and never waits for a peer: mapping the
- * flag of a process that has died maps a file nobody reads.
+ * The owner publishes the file's path with its addresses, so a node-mate
+ * of another job (spawned, connected) maps it as well. Every file
+ * operation is local and never waits for a peer: mapping the flag of a
+ * process that has died maps a file nobody reads.
  *
  * Rejected: a flag allocated by UCX (ucp_mem_map) and mapped through its
  * rkey (ucp_rkey_ptr). UCX 1.13 crashed the emitter in
@@ -38,11 +40,6 @@
 /* one cache line: the word and nothing that shares its line */
 #define FLAG_BYTES 64
 
-static char *flag_path(uint32_t rank)
-{
-    return ompi_comm_ft_session_file(rank, "flag");
-}
-
 static volatile uint64_t *map_file(int fd)
 {
     void *map = mmap(NULL, FLAG_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -51,29 +48,32 @@ static volatile uint64_t *map_file(int fd)
     return MAP_FAILED == map ? NULL : map;
 }
 
-volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self)
+volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self, char **path)
 {
-    char *path = flag_path(self);
-    int fd = NULL == path ? -1 : open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    volatile uint64_t *flag = NULL;
+    int fd;
 
-    free(path);
-    if (0 > fd) {
-        return NULL;
-    }
-    if (0 != ftruncate(fd, FLAG_BYTES)) {
+    *path = ompi_comm_ft_session_file(self, "flag");
+    fd = NULL == *path ? -1 : open(*path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (0 <= fd && 0 != ftruncate(fd, FLAG_BYTES)) {
         close(fd);
-        return NULL;
+        fd = -1;
     }
-    return map_file(fd);
+    if (0 <= fd) {
+        flag = map_file(fd);
+    }
+    if (NULL == flag) {
+        free(*path);
+        *path = NULL;
+    }
+    return flag;
 }
 
-volatile uint64_t *ompi_comm_ft_flag_map(uint32_t rank)
+volatile uint64_t *ompi_comm_ft_flag_map(const char *path)
 {
-    char *path = flag_path(rank);
-    int fd = NULL == path ? -1 : open(path, O_RDWR | O_CLOEXEC);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat info;
 
-    free(path);
     if (0 > fd) {
         return NULL;
     }
@@ -91,13 +91,9 @@ void ompi_comm_ft_flag_unmap(volatile uint64_t *flag)
     }
 }
 
-void ompi_comm_ft_flag_remove(uint32_t self, volatile uint64_t *flag)
+void ompi_comm_ft_flag_remove(char *path, volatile uint64_t *flag)
 {
-    char *path = flag_path(self);
-
     ompi_comm_ft_flag_unmap(flag);
-    if (NULL != path) {
-        (void) unlink(path);
-    }
+    (void) unlink(path);
     free(path);
 }

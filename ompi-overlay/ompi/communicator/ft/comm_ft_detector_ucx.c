@@ -84,9 +84,9 @@
  * brought (their job's modex), and their endpoints are wired up as at
  * MPI_Init. A message carries its sender's union epoch, and a heartbeat
  * word carries it in its top byte: a receiver drops another union's, sent
- * while the processes move. A flag file is named by a rank in its job's
- * session directory, so heartbeats to a node-mate of another job go as
- * messages. A job of one process publishes too, and a spawned job, which
+ * while the processes move. A process publishes its flag file's path with
+ * its addresses, so a node-mate of another job stores into its flag like
+ * one of its own job. A job of one process publishes too, and a spawned job, which
  * may join parents on other nodes, never counts as one node.
  *
  * This file makes the context, publishes and reads the addresses, makes
@@ -110,7 +110,7 @@
 /* BTL_FT_UCX_TLS and the like configure this context; UCX_* still apply */
 #define UCX_CONFIG_PREFIX "BTL_FT"
 #define MODEX_KEY "btl_ft.ucx"
-#define BLOB_VERSION 2
+#define BLOB_VERSION 3
 /* how long MPI_Init waits for the endpoints to other nodes to be wired up */
 #define CONNECT_NS 5000000000LL
 #define ADDRESSES_AT_INIT_MAX 4096
@@ -220,13 +220,13 @@ static ucs_status_t create_worker(ucp_worker_h *worker, bool wakes)
     return ucp_worker_create(ucx->context, &params, worker);
 }
 
-/* The flag node-mates map; a word of our own if the file cannot be made
- * (node-mates then send their heartbeats to the heartbeat worker). */
-static void make_flag(void)
+/* The flag node-mates map, named by this process's rank in its job; a
+ * word of our own if the file cannot be made (node-mates then send their
+ * heartbeats to the heartbeat worker). */
+static void make_flag(uint32_t job_rank)
 {
-    ucx->flag = ompi_comm_ft_flag_create(ucx->flag_owner);
-    ucx->flag_in_file = NULL != ucx->flag;
-    if (!ucx->flag_in_file) {
+    ucx->flag = ompi_comm_ft_flag_create(job_rank, &ucx->flag_path);
+    if (NULL == ucx->flag) {
         ucx->flag = &ucx->own_flag_word;
     }
     *ucx->flag = 0;
@@ -263,12 +263,16 @@ static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
     ucs_status_t status = UCS_OK;
     unsigned char *at;
 
-    for (int i = 0; i < PARTS && UCS_OK == status; ++i) {
-        if (NULL == worker_of(i)) {
-            continue; /* no heartbeat worker: an empty part */
+    for (int i = 0; i < PART_FLAG_PATH && UCS_OK == status; ++i) {
+        if (NULL != worker_of(i)) { /* else no heartbeat worker: an empty part */
+            status = worker_address(worker_of(i), PART_AM_NET == i || PART_HB_NET == i,
+                                    (ucp_address_t **) &parts[i], &lengths[i]);
         }
-        status = worker_address(worker_of(i), PART_AM_NET == i || PART_HB_NET == i,
-                                (ucp_address_t **) &parts[i], &lengths[i]);
+    }
+    if (NULL != ucx->flag_path) {
+        lengths[PART_FLAG_PATH] = strlen(ucx->flag_path) + 1;
+    }
+    for (int i = 0; i < PARTS; ++i) {
         header.lengths[i] = (uint32_t) lengths[i];
         total += lengths[i];
     }
@@ -279,12 +283,12 @@ static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
         memcpy(*blob, &header, sizeof(header));
         at = *blob + sizeof(header);
         for (int i = 0; i < PARTS; ++i) {
-            memcpy(at, parts[i], lengths[i]);
+            memcpy(at, PART_FLAG_PATH == i ? (void *) ucx->flag_path : parts[i], lengths[i]);
             at += lengths[i];
         }
         *blob_length = total;
     }
-    for (int i = 0; i < PARTS; ++i) {
+    for (int i = 0; i < PART_FLAG_PATH; ++i) {
         if (NULL != parts[i]) {
             ucp_worker_release_address(worker_of(i), parts[i]);
         }
@@ -294,8 +298,8 @@ static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
 
 static void destroy_context(void)
 {
-    if (ucx->flag_in_file) {
-        ompi_comm_ft_flag_remove(ucx->flag_owner, ucx->flag);
+    if (NULL != ucx->flag_path) {
+        ompi_comm_ft_flag_remove(ucx->flag_path, ucx->flag);
     }
     if (NULL != ucx->hb_worker) {
         ucp_worker_destroy(ucx->hb_worker);
@@ -317,9 +321,8 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const 
     int rc;
 
     ucx->self = self;
-    ucx->flag_owner = self;
     ucx->size = size;
-    make_flag();
+    make_flag(self);
     if (UCS_OK != (status = create_context(one_node))
         || UCS_OK != (status = create_worker(&ucx->am_worker, true))
         || (!one_node && UCS_OK != (status = create_worker(&ucx->hb_worker, false)))
@@ -399,6 +402,18 @@ static bool read_blob(uint32_t rank)
     }
     peer->blob = blob;
     return true;
+}
+
+const char *ompi_comm_ft_ucx_flag_path_of(uint32_t rank)
+{
+    size_t length;
+    const char *path;
+
+    if (!read_blob(rank)) {
+        return NULL;
+    }
+    path = blob_part(&ucx->peers[rank], PART_FLAG_PATH, &length);
+    return 0 < length && '\0' == path[length - 1] ? path : NULL;
 }
 
 /* The argument names the peer, not its rank, which a join may change. */

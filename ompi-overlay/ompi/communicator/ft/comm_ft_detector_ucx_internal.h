@@ -31,9 +31,9 @@
 
 #define WORD_SOURCE_SLOTS 16
 
-enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PARTS };
-
-
+/* What a process publishes: its workers' addresses, and its flag file's
+ * path (NUL-terminated; empty when it has none) */
+enum { PART_AM_FULL, PART_AM_NET, PART_HB_FULL, PART_HB_NET, PART_FLAG_PATH, PARTS };
 
 typedef struct peer_t {
     opal_process_name_t name; /* whose addresses, in the runtime's names */
@@ -66,14 +66,13 @@ typedef struct ucx_transport_t {
     ucp_worker_h am_worker;
     ucp_worker_h hb_worker;
     volatile uint64_t *flag;
-    bool flag_in_file; /* else own_flag_word: node-mates cannot map it */
+    char *flag_path; /* NULL: own_flag_word, which node-mates cannot map */
     uint64_t own_flag_word;
     int wait_fd;
 
     uint32_t self; /* in the union */
     uint32_t size;
     uint32_t epoch; /* the union's: a message or word of another is dropped */
-    uint32_t flag_owner; /* the rank in this process's job its flag file is named by */
     bool rdma_heartbeat;
     uint32_t *node_of_rank; /* NULL: one node */
     peer_t *peers;
@@ -101,6 +100,7 @@ extern ucx_transport_t ompi_comm_ft_ucx_state;
 
 /* comm_ft_detector_ucx.c */
 bool ompi_comm_ft_ucx_same_node(uint32_t rank);
+const char *ompi_comm_ft_ucx_flag_path_of(uint32_t rank);
 ucp_ep_h ompi_comm_ft_ucx_endpoint(ucp_worker_h worker, uint32_t rank, int full_part, int net_part);
 
 /* comm_ft_detector_ucx_path.c */

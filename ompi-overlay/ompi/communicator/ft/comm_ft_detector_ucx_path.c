@@ -51,11 +51,12 @@ static bool words_tagged(void)
 void ompi_comm_ft_ucx_find_heartbeat_path(uint32_t observer)
 {
     peer_t *peer = &ucx->peers[observer];
+    const char *flag_path;
 
     peer->heartbeat_path_known = true;
-    /* a flag file is named by the rank in its job: only this job's are known here */
-    if (ompi_comm_ft_ucx_same_node(observer) && peer->name.jobid == OMPI_PROC_MY_NAME->jobid
-        && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(peer->name.vpid))) {
+    if (ompi_comm_ft_ucx_same_node(observer)
+        && NULL != (flag_path = ompi_comm_ft_ucx_flag_path_of(observer))
+        && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(flag_path))) {
         ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by store into its mapped flag",
                          observer);
         return;
