@@ -16,9 +16,10 @@
 // as well as its own failures. The run checks that every one of them
 // moved before failures may strike (joined_by()).
 //
-// The first job is job 1 and the joined one job 2, so the first job's
-// ranks are the same in both memberships (a lower job number would shift
-// them; membership.hpp's unit tests cover that).
+// The first job is job 1 and the joined one job 0: a lower number, as a
+// job started apart and accepted later may have. A union numbers its jobs
+// in the order they joined, so the first job's ranks are the same in both
+// memberships all the same (build_join asserts it).
 #include <algorithm>
 #include <string>
 

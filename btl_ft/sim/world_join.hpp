@@ -15,7 +15,7 @@ namespace btl_ft::sim {
 
 struct world::join_state {
     join_state(rank_t first_size, rank_t joiners)
-        : first(1, first_size), all(first.joined(std::array{job_extent{2, joiners}})) {}
+        : first(1, first_size), all(first.joined(std::array{job_extent{0, joiners}})) {}
     membership first;  // the first job alone, epoch 0
     membership all;    // the union, epoch 1
     std::shared_ptr<const ring> first_ring;

@@ -5,6 +5,7 @@
 // this file: the caller is C.
 #include "btl_ft/btl_ft.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -210,20 +211,24 @@ std::optional<btl_ft::config_problem> first_problem(const btl_ft_config_t& confi
 
 // C jobs as the core's, checked here where the core would assert: at least
 // one, none empty, no more processes than a rank can name (their total in
-// `total`), and with `sorted`, strictly increasing job numbers.
-std::optional<std::vector<btl_ft::job_extent>> extents_of(const btl_ft_job_extent_t* jobs, std::size_t count, bool sorted,
+// `total`), and with `unique`, no job listed twice.
+std::optional<std::vector<btl_ft::job_extent>> extents_of(const btl_ft_job_extent_t* jobs, std::size_t count, bool unique,
                                                           btl_ft::rank_t& total) {
     std::vector<btl_ft::job_extent> extents;
+    std::vector<std::uint32_t> numbers;
     total = 0;
     for (std::size_t i = 0; jobs != nullptr && i < count; ++i) {
-        if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total ||
-            (sorted && i > 0 && jobs[i].job <= jobs[i - 1].job)) {
+        if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total) {
             return std::nullopt;
         }
         total += jobs[i].size;
         extents.push_back({jobs[i].job, jobs[i].size});
+        numbers.push_back(jobs[i].job);
     }
-    if (extents.empty()) return std::nullopt;
+    std::sort(numbers.begin(), numbers.end());
+    if (extents.empty() || (unique && std::adjacent_find(numbers.begin(), numbers.end()) != numbers.end())) {
+        return std::nullopt;
+    }
     return extents;
 }
 

@@ -7,7 +7,7 @@
 
 namespace btl_ft {
 
-membership::membership(std::uint32_t job, rank_t size) : jobs_{{job, size}}, first_rank_{0}, size_(size) {
+membership::membership(std::uint32_t job, rank_t size) : jobs_{{job, size}}, by_job_{0}, first_rank_{0}, size_(size) {
     BTL_FT_ASSERT(size > 0, "a job of no process");
 }
 
@@ -21,10 +21,10 @@ membership membership::of(std::span<const job_extent> jobs, std::uint32_t epoch)
     membership next;
     for (const job_extent& extent : jobs) {
         BTL_FT_ASSERT(extent.size > 0, "a job of no process");
-        if (!next.contains(extent.job)) {
-            next.jobs_.insert(std::upper_bound(next.jobs_.begin(), next.jobs_.end(), extent,
-                                               [](const job_extent& a, const job_extent& b) { return a.job < b.job; }),
-                              extent);
+        const auto at = next.position_of(extent.job);
+        if (at == next.by_job_.end() || next.jobs_[*at].job != extent.job) {
+            next.by_job_.insert(at, next.jobs_.size());
+            next.jobs_.push_back(extent);
         }
     }
     BTL_FT_ASSERT(!next.jobs_.empty(), "a union of no job");
@@ -37,18 +37,22 @@ membership membership::of(std::span<const job_extent> jobs, std::uint32_t epoch)
     return next;
 }
 
+std::vector<std::size_t>::const_iterator membership::position_of(std::uint32_t job) const {
+    return std::lower_bound(by_job_.begin(), by_job_.end(), job,
+                            [this](std::size_t index, std::uint32_t wanted) { return jobs_[index].job < wanted; });
+}
+
 bool membership::contains(std::uint32_t job) const {
-    return std::binary_search(jobs_.begin(), jobs_.end(), job_extent{job, 0},
-                              [](const job_extent& a, const job_extent& b) { return a.job < b.job; });
+    const auto at = position_of(job);
+    return at != by_job_.end() && jobs_[*at].job == job;
 }
 
 std::optional<rank_t> membership::rank_of(member process) const {
-    const auto at = std::lower_bound(jobs_.begin(), jobs_.end(), process.job,
-                                     [](const job_extent& a, std::uint32_t job) { return a.job < job; });
-    if (at == jobs_.end() || at->job != process.job || process.rank >= at->size) {
+    const auto at = position_of(process.job);
+    if (at == by_job_.end() || jobs_[*at].job != process.job || process.rank >= jobs_[*at].size) {
         return std::nullopt;
     }
-    return first_rank_[static_cast<std::size_t>(at - jobs_.begin())] + process.rank;
+    return first_rank_[*at] + process.rank;
 }
 
 member membership::member_at(rank_t rank) const {

@@ -65,6 +65,15 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     }
 }
 
+// Whether no job is listed twice (a JOIN lists them in the order they joined).
+bool jobs_unique(std::span<const job_extent> jobs) {
+    std::vector<std::uint32_t> numbers;
+    numbers.reserve(jobs.size());
+    for (const job_extent& job : jobs) numbers.push_back(job.job);
+    std::sort(numbers.begin(), numbers.end());
+    return std::adjacent_find(numbers.begin(), numbers.end()) == numbers.end();
+}
+
 // The jobs of a JOIN, and the size of the union they make (0 if refused).
 rank_t decode_jobs(reader& in, std::vector<job_extent>& jobs) {
     jobs.clear();
@@ -78,11 +87,12 @@ rank_t decode_jobs(reader& in, std::vector<job_extent>& jobs) {
     for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
         const job_extent job{in.varint(), in.varint()};
         size += job.size;
-        if (in.ok() && (job.size == 0 || (i > 0 && job.job <= jobs.back().job) || size >= no_rank)) {
+        if (in.ok() && (job.size == 0 || size >= no_rank)) {
             in.fail(status::bad_jobs);
         }
         jobs.push_back(job);
     }
+    if (in.ok() && !jobs_unique(jobs)) in.fail(status::bad_jobs);
     return in.ok() ? static_cast<rank_t>(size) : 0;
 }
 
@@ -255,11 +265,11 @@ void encode_join(const join_fields& fields, std::vector<std::byte>& out) {
     put_header(put, msg_type::join);
     put.varint(fields.epoch);
     put.varint(static_cast<std::uint32_t>(fields.jobs.size()));
-    for (std::size_t i = 0; i < fields.jobs.size(); ++i) {
-        BTL_FT_ASSERT(fields.jobs[i].size > 0 && (i == 0 || fields.jobs[i].job > fields.jobs[i - 1].job),
-                      "a JOIN's jobs must be sorted, unique and not empty");
-        put.varint(fields.jobs[i].job);
-        put.varint(fields.jobs[i].size);
+    BTL_FT_ASSERT(jobs_unique(fields.jobs), "a JOIN lists a job twice");
+    for (const job_extent& job : fields.jobs) {
+        BTL_FT_ASSERT(job.size > 0, "a JOIN lists a job of no process");
+        put.varint(job.job);
+        put.varint(job.size);
     }
     std::vector<rank_t> ranks;
     ranks.reserve(fields.known.size());
@@ -291,7 +301,7 @@ const char* describe(status value) {
     case status::bad_route: return "route tag out of range";
     case status::bad_state: return "unknown process state";
     case status::bad_value_length: return "value of the wrong length";
-    case status::bad_jobs: return "job list empty, unsorted, with an empty job, or too large";
+    case status::bad_jobs: return "job list empty, with a job twice or an empty job, or too large";
     case status::bad_kind: return "unknown failure kind";
     }
     return "?";

@@ -5,7 +5,7 @@
 // the detector relies on (sorted, in range, failed and departed disjoint,
 // source in neither), the decoded contributors what the allreduce relies on
 // (in range, the value of the call's length), the decoded JOIN a union
-// (jobs sorted, none empty; failures sorted, inside it).
+// (jobs unique, none empty; failures sorted, inside it).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -81,11 +81,14 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     if (msg.type == wire::msg_type::notice || msg.type == wire::msg_type::leave) check_list(msg.departed, bounds.size);
     if (msg.type == wire::msg_type::join) {
         std::uint64_t size = 0;
-        for (std::size_t i = 0; i < msg.jobs.size(); ++i) {
-            require(msg.jobs[i].size > 0 && (i == 0 || msg.jobs[i].job > msg.jobs[i - 1].job));
-            size += msg.jobs[i].size;
+        std::vector<std::uint32_t> numbers;
+        for (const job_extent& job : msg.jobs) {
+            require(job.size > 0);
+            size += job.size;
+            numbers.push_back(job.job);
         }
-        require(!msg.jobs.empty() && size < no_rank);
+        std::ranges::sort(numbers);
+        require(!msg.jobs.empty() && size < no_rank && std::ranges::adjacent_find(numbers) == numbers.end());
         for (std::size_t i = 0; i < msg.known.size(); ++i) {
             require(msg.known[i].rank < size && (i == 0 || msg.known[i].rank > msg.known[i - 1].rank));
             require(msg.known[i].kind <= failure_kind::crashed);

@@ -349,21 +349,21 @@ TEST(CApi, KnownFailuresStartDeadAndAreNotReportedAgain) {
     expect_rejected(config, "known_failures");
 }
 
-TEST(CApi, AMembershipNumbersTheUnionByJobThenRank) {
+TEST(CApi, AMembershipNumbersTheUnionByJobsInTheOrderListedThenRank) {
     const btl_ft_job_extent_t jobs[] = {{9, 2}, {4, 3}, {9, 2}};
     btl_ft_membership_t* membership = btl_ft_membership_create(jobs, 3, 7);
     ASSERT_NE(membership, nullptr);
     EXPECT_EQ(btl_ft_membership_epoch(membership), 7u);
     EXPECT_EQ(btl_ft_membership_size(membership), 5u);
     ASSERT_EQ(btl_ft_membership_job_count(membership), 2u);
-    EXPECT_EQ(btl_ft_membership_job_at(membership, 0).job, 4u);
-    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).size, 2u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 0).job, 9u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).size, 3u);
     uint32_t rank = 99, job = 99, job_rank = 99;
     ASSERT_EQ(btl_ft_membership_rank_of(membership, 9, 1, &rank), 0);
-    EXPECT_EQ(rank, 4u);
+    EXPECT_EQ(rank, 1u);
     EXPECT_EQ(btl_ft_membership_rank_of(membership, 9, 2, &rank), -1);
     EXPECT_EQ(btl_ft_membership_rank_of(membership, 5, 0, &rank), -1);
-    ASSERT_EQ(btl_ft_membership_member_at(membership, 2, &job, &job_rank), 0);
+    ASSERT_EQ(btl_ft_membership_member_at(membership, 4, &job, &job_rank), 0);
     EXPECT_EQ(job, 4u);
     EXPECT_EQ(job_rank, 2u);
     EXPECT_EQ(btl_ft_membership_member_at(membership, 5, &job, &job_rank), -1);

@@ -154,10 +154,10 @@ TEST(Join, TheCApiCarriesItFromOneDetectorToTheOther) {
     ASSERT_EQ(btl_ft_start(sender, 0), 0);
     ASSERT_EQ(btl_ft_start(receiver, 0), 0);
     a.sent.clear();
-    const btl_ft_job_extent_t jobs[] = {{4, 3}, {9, 2}}, unsorted[] = {{9, 2}, {4, 3}};
+    const btl_ft_job_extent_t jobs[] = {{4, 3}, {9, 2}}, twice[] = {{4, 3}, {4, 3}};
     const btl_ft_known_failure_t known[] = {{3, BTL_FT_CRASHED}}, outside[] = {{5, BTL_FT_CRASHED}};
     const uint32_t to[] = {2};
-    EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, unsorted, 2, known, 1, to, 1), -1);
+    EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, twice, 2, known, 1, to, 1), -1);
     EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, jobs, 2, outside, 1, to, 1), -1);
     EXPECT_TRUE(a.sent.empty());
     EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, jobs, 2, known, 1, to, 1), 1);

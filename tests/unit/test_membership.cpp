@@ -23,22 +23,25 @@ TEST(Membership, OneJobIsEpochZeroInRankOrder) {
     EXPECT_EQ(world.member_at(2), (member{7, 2}));
 }
 
-TEST(Membership, JobsAreOrderedByIdentifierWhateverTheOrderOfJoining) {
+TEST(Membership, JobsAreNumberedInTheOrderTheyJoined) {
     const membership world(5, 4);
     const job_extent later[] = {{9, 2}, {2, 3}};
     const membership joined = world.joined(later);
     EXPECT_EQ(joined.epoch(), 1u);
     EXPECT_EQ(joined.size(), 9u);
-    // job 2 (3 processes), then job 5 (4), then job 9 (2)
-    EXPECT_EQ(joined.rank_of({2, 0}), 0u);
-    EXPECT_EQ(joined.rank_of({5, 0}), 3u);
-    EXPECT_EQ(joined.rank_of({9, 1}), 8u);
+    // job 5 (4 processes) keeps its ranks, then job 9 (2), then job 2 (3),
+    // whatever their identifiers
+    EXPECT_EQ(joined.rank_of({5, 0}), 0u);
+    EXPECT_EQ(joined.rank_of({9, 1}), 5u);
+    EXPECT_EQ(joined.rank_of({2, 0}), 6u);
+    EXPECT_EQ(joined.rank_of({2, 3}), std::nullopt);
+    EXPECT_EQ(joined.rank_of({3, 0}), std::nullopt);
     for (rank_t r = 0; r < joined.size(); ++r) {
         EXPECT_EQ(joined.rank_of(joined.member_at(r)), r);
     }
-    // the same union however it was reached: every process numbers it alike
-    const job_extent first[] = {{2, 3}};
-    const job_extent second[] = {{9, 2}};
+    // the same union reached in two joins: nobody already in moved
+    const job_extent first[] = {{9, 2}};
+    const job_extent second[] = {{2, 3}};
     const membership stepwise = world.joined(first).joined(second);
     EXPECT_EQ(stepwise.epoch(), 2u);
     for (rank_t r = 0; r < joined.size(); ++r) {
@@ -54,34 +57,45 @@ TEST(Membership, AJobAlreadyInIsNotAddedTwice) {
     EXPECT_TRUE(joined.contains(5));
     EXPECT_TRUE(joined.contains(6));
     EXPECT_FALSE(joined.contains(7));
+    const job_extent twice[] = {{8, 2}, {3, 1}, {8, 2}};
+    const membership listed = membership::of(twice, 4);
+    EXPECT_EQ(listed.size(), 3u);
+    EXPECT_EQ(listed.rank_of({3, 0}), 2u);  // where job 8 was first listed
 }
 
-// Two unions that connect each build the same one from the other's jobs.
-TEST(Membership, TwoUnionsBuildTheSameUnionFromEachOther) {
-    const job_extent parents[] = {{2, 3}, {7, 1}};
+// Two unions that connect build the same one when they list each other's
+// jobs in the same order (the shim lists first the side whose processes
+// must keep their ranks), and different ones otherwise.
+TEST(Membership, TwoUnionsBuildTheSameUnionWhenTheyListTheJobsAlike) {
+    const job_extent parents[] = {{7, 3}, {2, 1}};
     const job_extent children[] = {{5, 2}};
-    std::vector<job_extent> seen_by_parents(std::begin(parents), std::end(parents));
-    seen_by_parents.insert(seen_by_parents.end(), std::begin(children), std::end(children));
-    std::vector<job_extent> seen_by_children(std::begin(children), std::end(children));
-    seen_by_children.insert(seen_by_children.end(), std::begin(parents), std::end(parents));
-    const membership a = membership::of(seen_by_parents, 2);
-    const membership b = membership::of(seen_by_children, 2);
+    std::vector<job_extent> listed(std::begin(parents), std::end(parents));
+    listed.insert(listed.end(), std::begin(children), std::end(children));
+    const membership a = membership::of(listed, 2);
+    const membership b = membership::of(listed, 2);
     EXPECT_EQ(a.size(), 6u);
     EXPECT_EQ(a.epoch(), 2u);
     for (rank_t r = 0; r < a.size(); ++r) {
         EXPECT_EQ(a.member_at(r), b.member_at(r));
     }
-    EXPECT_EQ(a.rank_of({5, 1}), 4u);
+    EXPECT_EQ(a.rank_of({5, 1}), 5u);
+    std::vector<job_extent> children_first(std::begin(children), std::end(children));
+    children_first.insert(children_first.end(), std::begin(parents), std::end(parents));
+    EXPECT_EQ(membership::of(children_first, 2).rank_of({5, 1}), 1u);
 }
 
 TEST(Membership, FailuresAreCarriedIntoTheNewNumbering) {
     const membership parents(5, 4);
-    const job_extent child[] = {{2, 3}};  // a lower identifier: the parents move up by 3
-    const membership joined = parents.joined(child);
+    const job_extent child[] = {{2, 3}};
+    const membership parents_first = parents.joined(child);
     const known_failure before[] = {{1, failure_kind::crashed}, {3, failure_kind::suspected}};
-    const std::vector<known_failure> carried = joined.carried(parents, before);
+    const std::vector<known_failure> same = {{1, failure_kind::crashed}, {3, failure_kind::suspected}};
+    EXPECT_EQ(parents_first.carried(parents, before), same);
+    // a union that lists the child first: the parents move up by 3
+    const job_extent child_first[] = {{2, 3}, {5, 4}};
+    const membership moved = membership::of(child_first, 1);
     const std::vector<known_failure> expected = {{4, failure_kind::crashed}, {6, failure_kind::suspected}};
-    EXPECT_EQ(carried, expected);
+    EXPECT_EQ(moved.carried(parents, before), expected);
 }
 
 detector_config config_of(rank_t size, rank_t self, std::span<const known_failure> known) {

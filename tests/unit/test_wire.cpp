@@ -164,12 +164,24 @@ TEST(Wire, JoinRoundTripsWithRanksOfTheNewUnion) {
     EXPECT_EQ(msg.known, (std::vector<known_failure>{{1, failure_kind::crashed}, {(1u << 20) + 2, failure_kind::suspected}}));
 }
 
+// A union lists its jobs in the order they joined, not by identifier.
+TEST(Wire, AJoinKeepsTheOrderOfItsJobs) {
+    std::vector<std::byte> out;
+    const std::vector<job_extent> jobs = {{9, 2}, {4, 3}};
+    encode_join({1, jobs, {}}, out);
+    message msg;
+    ASSERT_EQ(decode(out, job, msg), status::ok);
+    EXPECT_EQ(msg.jobs, jobs);
+}
+
 TEST(Wire, MalformedJoinsAreRejected) {
     message msg;
     const int join = static_cast<int>(msg_type::join);
     // epoch 1; no job; jobs 5 then 5; an empty job; one job of 2, no failure list.
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 0, 0}), job, msg), status::bad_jobs);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 5, 1, 5, 1, 0}), job, msg), status::bad_jobs);
+    // jobs 5, 6, then 5 again
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 3, 5, 1, 6, 1, 5, 1, 0}), job, msg), status::bad_jobs);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 0, 0}), job, msg), status::bad_jobs);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2}), job, msg), status::truncated);
     // A job count the bytes left cannot hold.

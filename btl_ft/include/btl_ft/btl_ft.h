@@ -238,8 +238,9 @@ int btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t
 int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *leaving_too, size_t count);
 /* Before leaving, at a connect this process took part in: a JOIN to each
  * of `to` (processes of this membership left out of the connect) naming
- * the union it moves to (see detector::announce_join): `jobs` sorted by
- * job, unique, none empty; `known` sorted by rank, unique, in that union.
+ * the union it moves to (see detector::announce_join): `jobs` in the
+ * union's order (btl_ft_membership_job_at), unique, none empty; `known`
+ * sorted by rank, unique, in that union.
  * Returns how many of `known` went; -1, nothing sent, when the arguments
  * are not such a union or the jobs alone do not fit in a message; or
  * BTL_FT_BROKEN. */
@@ -280,9 +281,10 @@ typedef struct btl_ft_job_extent {
 } btl_ft_job_extent_t;
 typedef struct btl_ft_membership btl_ft_membership_t;
 
-/* The union of `count` jobs (one listed twice counts once) at `epoch`; NULL
- * when there is no job, a job has no process, the union has more processes
- * than a rank can name, or memory runs out. */
+/* The union of `count` jobs in the order listed, each job's ranks together
+ * and in order (one listed twice counts once, where first listed) at
+ * `epoch`; NULL when there is no job, a job has no process, the union has
+ * more processes than a rank can name, or memory runs out. */
 btl_ft_membership_t *btl_ft_membership_create(const btl_ft_job_extent_t *jobs, size_t count, uint32_t epoch);
 void btl_ft_membership_destroy(btl_ft_membership_t *membership);
 uint32_t btl_ft_membership_epoch(const btl_ft_membership_t *membership);

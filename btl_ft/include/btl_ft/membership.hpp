@@ -1,9 +1,13 @@
 // Who one detector watches: the union of the jobs an application is
 // connected to (its own, then each job it spawns, connects to or accepts),
-// numbered by (job, rank in the job), so that every process of the union
-// numbers it alike without talking. A join makes the next membership, one
-// epoch later; the detector over it is a new one, which starts knowing
-// the failures the old one knew (detector_config::known_failures).
+// the jobs in the order they joined and each job's ranks in order, so that
+// a join never moves a process already watched: those that took no part in
+// it can follow without renumbering anything (a JOIN). Every process of the
+// union lists the jobs alike, since each learns them from the same lists
+// (the views two unions exchange, a JOIN). A join makes the next
+// membership, one epoch later; the detector over it is a new one, which
+// starts knowing the failures the old one knew
+// (detector_config::known_failures).
 //
 // The epoch names the detector a message belongs to. Ranks mean different
 // processes in two epochs, so the transport delivers a message to the
@@ -17,6 +21,7 @@
 // nobody to observe it; on one ring every process has an observer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -54,13 +59,14 @@ public:
     membership(std::uint32_t job, rank_t size);
 
     // The union with `joining` (jobs already in are ignored), one epoch
-    // later. Each job's ranks stay together and in order, and the jobs are
-    // ordered by identifier, whatever order they joined in.
+    // later: the jobs already in keep their ranks, and each new job's
+    // ranks follow, together and in order, in the order listed.
     membership joined(std::span<const job_extent> joining) const;
 
-    // The union of `jobs` (a job listed twice counts once) at `epoch`: what
-    // two unions that connect both compute from each other's jobs and
-    // epochs, the later epoch plus one.
+    // The union of `jobs` in the order listed (a job listed twice counts
+    // once, where it was first listed) at `epoch`: what two unions that
+    // connect both compute from each other's jobs and epochs, the later
+    // epoch plus one, when they list them in the same order.
     static membership of(std::span<const job_extent> jobs, std::uint32_t epoch);
 
     std::uint32_t epoch() const { return epoch_; }
@@ -78,7 +84,10 @@ public:
 
 private:
     membership() = default;
-    std::vector<job_extent> jobs_;      // sorted by job, unique
+    // Where `job` is, or would go, in by_job_.
+    std::vector<std::size_t>::const_iterator position_of(std::uint32_t job) const;
+    std::vector<job_extent> jobs_;      // in the order they joined, unique
+    std::vector<std::size_t> by_job_;   // indices into jobs_, sorted by job
     std::vector<rank_t> first_rank_;    // union rank of each job's rank 0
     rank_t size_ = 0;
     std::uint32_t epoch_ = 0;

@@ -110,8 +110,8 @@ enum class status : std::uint8_t {
     bad_route,
     bad_state,          // a WITNESS_REPLY state above `gone`
     bad_value_length,   // an allreduce value not of the call's length
-    bad_jobs,           // a JOIN's job list empty, not strictly increasing, with an
-                        // empty job, or naming more processes than ranks can
+    bad_jobs,           // a JOIN's job list empty, with a job twice or an empty
+                        // job, or naming more processes than ranks can
     bad_kind,           // a JOIN's failure kind above `crashed`
 };
 const char* describe(status value);
@@ -164,9 +164,9 @@ struct notice_fields {
 void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);
 // A JOIN: the union this process moved to, for the processes of its old
-// one that took no part in the connect (membership.hpp). `jobs` sorted by
-// job, unique, none empty; `known` sorted by rank, unique, below the
-// union's size.
+// one that took no part in the connect (membership.hpp). `jobs` in the
+// union's order, unique, none empty; `known` sorted by rank, unique, below
+// the union's size.
 struct join_fields {
     std::uint32_t epoch;
     std::span<const job_extent> jobs;
