@@ -262,6 +262,9 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
  * goes on without a core, said by the caller. */
 int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transport)(void *arg), void *arg,
                                 char *error, size_t error_length);
+/* Any thread: the detector thread calls follow_join() again after its
+ * next step (a JOIN kept while it could not be followed). */
+void ompi_comm_ft_driver_recall_join(void);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
@@ -360,8 +363,8 @@ size_t ompi_comm_ft_union_carried(const btl_ft_membership_t *next,
 /* Whether views[side]'s union moves to the new one: it can join, and
  * either every live process of it took part in the connect, or those left
  * out can follow a JOIN, because the new union numbers every process of
- * the old one as it did (every job it adds comes after the old ones). The
- * same answer at every process of both sides. */
+ * the old one as it did (its jobs come first). The same answer at every
+ * process of both sides. */
 bool ompi_comm_ft_union_side_moves(const ompi_comm_ft_union_view_t views[2], int side);
 /* The union ranks of the live processes (kinds 0) of the union watched that
  * are not in `group`, nor this process (free it; NULL and 0 when none). */

@@ -234,7 +234,12 @@ static void on_joined(void *context, uint32_t from, uint32_t epoch, const btl_ft
                       size_t job_count, const btl_ft_known_failure_t *known, size_t known_count)
 {
     driver.ops.joined(context, from, epoch, jobs, job_count, known, known_count);
-    driver.join_heard = true;
+    __atomic_store_n(&driver.join_heard, true, __ATOMIC_RELEASE);
+}
+
+void ompi_comm_ft_driver_recall_join(void)
+{
+    __atomic_store_n(&driver.join_heard, true, __ATOMIC_RELEASE);
 }
 
 /*
@@ -386,8 +391,8 @@ static void *driver_thread_main(opal_object_t *object)
         armed = NULL == driver.ops.arm || driver.ops.arm();
         deadline = driver.next_deadline_ns;
         pthread_mutex_unlock(&driver.core_lock);
-        if (driver.join_heard) { /* the core's callback cannot leave the core */
-            driver.join_heard = false;
+        if (__atomic_exchange_n(&driver.join_heard, false, __ATOMIC_ACQ_REL)) {
+            /* the core's callback cannot leave the core */
             driver.ops.follow_join();
             continue;
         }

@@ -35,6 +35,7 @@
 
 #include "ompi_config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,24 @@
 /* failure flags of unions left behind at a JOIN, freed at MPI_Finalize */
 static uint8_t **retired = NULL;
 static size_t retired_count = 0;
+/* Held by the application's thread for a whole connect, and tried by the
+ * detector thread before it follows a JOIN: each moves the module's state.
+ * A JOIN that comes during a connect of this process's own is followed, or
+ * found to be another connect's, after it (a JOIN goes only to processes
+ * left out of a connect: this one is in another, made at the same time). */
+static pthread_mutex_t moving = PTHREAD_MUTEX_INITIALIZER;
+
+/* A process left out of a connect: the JOIN, kept by the core's callback
+ * and followed after the step, both on the detector thread. */
+static struct {
+    bool kept;
+    uint32_t from;
+    uint32_t epoch;
+    btl_ft_job_extent_t jobs[JOBS_MAX];
+    size_t job_count;
+    btl_ft_known_failure_t known[KNOWN_MAX];
+    size_t known_count;
+} heard;
 
 /* Every union rank's failure as this process knows it now (free it). */
 static int *known_kinds(void)
@@ -280,6 +299,7 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
     if (!ompi_ftmpi_enabled) {
         return OMPI_SUCCESS;
     }
+    pthread_mutex_lock(&moving);
     views = malloc(2 * sizeof(*views));
     mine = malloc(sizeof(*mine));
     if (NULL == views || NULL == mine || NULL == (kinds = known_kinds())) {
@@ -294,9 +314,9 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
     }
     if (!ompi_comm_ft_union_side_moves(views, 0) || !ompi_comm_ft_union_side_moves(views, 1)) {
         ompi_comm_ft_log(1, "btl_ft: the %s side of the connect cannot join (no detector over its "
-                         "own UCX transport, or live processes that took no part in the connect "
-                         "and that the new union would number otherwise): each job keeps its own "
-                         "detector", ompi_comm_ft_union_side_moves(views, 0) ? "other" : "this");
+                         "own UCX transport, or live processes that took no part in the connect on "
+                         "both sides): each job keeps its own detector",
+                         ompi_comm_ft_union_side_moves(views, 0) ? "other" : "this");
         goto done;
     }
     if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_layout(next))) {
@@ -327,37 +347,26 @@ done:
     free(kinds);
     free(mine);
     free(views);
+    pthread_mutex_unlock(&moving);
+    if (__atomic_load_n(&heard.kept, __ATOMIC_ACQUIRE)) {
+        ompi_comm_ft_driver_recall_join();
+    }
     return OMPI_SUCCESS;
 }
-
-/*
- * A process left out of a connect: the JOIN, kept by the core's callback
- * and followed after the step, on the detector thread.
- */
-
-static struct {
-    bool kept;
-    uint32_t from;
-    uint32_t epoch;
-    btl_ft_job_extent_t jobs[JOBS_MAX];
-    size_t job_count;
-    btl_ft_known_failure_t known[KNOWN_MAX];
-    size_t known_count;
-} heard;
 
 void ompi_comm_ft_join_heard(void *context, uint32_t from, uint32_t epoch, const btl_ft_job_extent_t *jobs,
                              size_t job_count, const btl_ft_known_failure_t *known, size_t known_count)
 {
-    if (heard.kept || job_count > JOBS_MAX) {
-        return; /* the first is followed: the others name the same union */
+    if ((heard.kept && epoch <= heard.epoch) || job_count > JOBS_MAX) {
+        return; /* the others of one connect name the same union; a later connect's wins */
     }
-    heard.kept = true;
     heard.from = from;
     heard.epoch = epoch;
     heard.job_count = job_count;
     memcpy(heard.jobs, jobs, job_count * sizeof(*jobs));
     heard.known_count = known_count < KNOWN_MAX ? known_count : KNOWN_MAX;
     memcpy(heard.known, known, heard.known_count * sizeof(*known));
+    __atomic_store_n(&heard.kept, true, __ATOMIC_RELEASE);
 }
 
 typedef struct follow_t {
@@ -396,7 +405,45 @@ static void gather_known(join_plan_t *plan)
     sort_known(plan);
 }
 
-void ompi_comm_ft_join_follow(void)
+/* Whether every job a JOIN names is watched here already: the JOIN of
+ * another participant of a connect this process followed. */
+static bool watches_every_job(void)
+{
+    for (size_t i = 0; i < heard.job_count; ++i) {
+        opal_process_name_t first = {.jobid = heard.jobs[i].job, .vpid = 0};
+        uint32_t rank;
+        if (!ompi_comm_ft_union_rank_of(&first, &rank)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A JOIN not followed. One that names jobs this process does not watch
+ * comes from a second connect made at the same time from this union: the
+ * two new unions number their processes differently, and the detector
+ * cannot follow both, so the user hears of it whatever the verbosity. */
+static void say_not_followed(const opal_process_name_t *from)
+{
+    uint32_t epoch = ompi_comm_ft_union_epoch();
+
+    if (!module.active || !module.over_ucx) {
+        ompi_comm_ft_log(1, "btl_ft: a JOIN from %s ignored: this process runs no detector over its "
+                         "own UCX transport", OMPI_NAME_PRINT(from));
+    } else if (heard.epoch <= epoch && watches_every_job()) {
+        ompi_comm_ft_log(5, "btl_ft: a JOIN from %s names the union already watched (epoch %u)",
+                         OMPI_NAME_PRINT(from), heard.epoch);
+    } else {
+        ompi_comm_ft_log(0, "btl_ft: warning: a JOIN from %s names a union of %zu jobs at epoch %u, "
+                         "while this process watches another at epoch %u: two connects made at "
+                         "once from processes of one job (or of one union of connected jobs) are "
+                         "not supported by the failure detector, and processes of the other "
+                         "connect may be declared failed", OMPI_NAME_PRINT(from), heard.job_count,
+                         heard.epoch, epoch);
+    }
+}
+
+static void follow_kept(void)
 {
     opal_process_name_t from = ompi_comm_ft_union_name_of(heard.from);
     follow_t follow = {NULL, NULL};
@@ -404,18 +451,13 @@ void ompi_comm_ft_join_follow(void)
     char error[256] = "";
     int ret;
 
-    if (!heard.kept) {
-        return;
-    }
-    heard.kept = false;
+    __atomic_store_n(&heard.kept, false, __ATOMIC_RELEASE);
     /* a connect makes a union only over the detector's own transport, which
      * every process of a job takes or none does */
     if (!module.active || !module.over_ucx || heard.epoch <= ompi_comm_ft_union_epoch()
         || NULL == (follow.next = btl_ft_membership_create(heard.jobs, heard.job_count, heard.epoch))
         || !ompi_comm_ft_union_keeps_ranks(follow.next)) {
-        ompi_comm_ft_log(1, "btl_ft: a JOIN from %s names a union this process cannot follow "
-                         "(epoch %u, watching epoch %u): ignored", OMPI_NAME_PRINT(&from), heard.epoch,
-                         ompi_comm_ft_union_epoch());
+        say_not_followed(&from);
         btl_ft_membership_destroy(follow.next);
         return;
     }
@@ -440,6 +482,15 @@ void ompi_comm_ft_join_follow(void)
     }
     btl_ft_membership_destroy(follow.next);
     free_plan(follow.plan);
+}
+
+void ompi_comm_ft_join_follow(void)
+{
+    if (!__atomic_load_n(&heard.kept, __ATOMIC_ACQUIRE) || 0 != pthread_mutex_trylock(&moving)) {
+        return; /* nothing kept, or a connect is moving the state: it recalls the JOIN at its end */
+    }
+    follow_kept();
+    pthread_mutex_unlock(&moving);
 }
 
 void ompi_comm_ft_join_fini(void)

@@ -21,14 +21,15 @@
  * process of both sides holds the same two views and computes the same
  * new union, at the later epoch plus one, with no further talk.
  *
- * A side whose union had live processes that took no part in the connect
- * (a spawn from MPI_COMM_SELF in a job of several processes) moves too,
- * when the new union numbers its processes as the old one did: the
- * processes left out follow a JOIN that each participant sends them
- * before it moves (comm_ft_detector_join.c), and keep their ranks, so
- * what their queues and their other threads hold stays right. Otherwise,
- * and on the detector's BTL path, both sides keep the unions they had,
- * and say so at verbose 1.
+ * The union lists the jobs in the order they joined (btl_ft_membership_*),
+ * the jobs of one view first: a view whose union had live processes that
+ * took no part in the connect (a spawn from MPI_COMM_SELF in a job of
+ * several processes). So its processes keep their ranks; those left out
+ * follow a JOIN that each participant sends them before it moves
+ * (comm_ft_detector_join.c), and what their queues and their other threads
+ * hold stays right. When both views have processes left out, and on the
+ * detector's BTL path, both sides keep the unions they had, and say so at
+ * verbose 1.
  *
  * Rejected: piggybacking the views on the connect's own exchange of
  * members. Its string format is parsed by upstream code at both ends;
@@ -308,17 +309,46 @@ int ompi_comm_ft_union_exchange(ompi_communicator_t *comm, int root, const char 
     return rc;
 }
 
-/* The union of both views, at the later epoch plus one (the same at
- * every process of both sides); NULL when nothing would change. */
+/* Negative when view a's jobs come first in the union of both, positive
+ * when b's do: a view whose union has processes left out of the connect
+ * first (those keep their ranks and can follow a JOIN), then the later
+ * epoch, then by job numbers. Computed from the views alone, so both sides,
+ * which hold them in opposite order, list the union's jobs alike. */
+static int compare_views(const ompi_comm_ft_union_view_t *a, const ompi_comm_ft_union_view_t *b)
+{
+    if (a->covers != b->covers) {
+        return a->covers ? 1 : -1;
+    }
+    if (a->epoch != b->epoch) {
+        return a->epoch > b->epoch ? -1 : 1;
+    }
+    for (uint32_t i = 0; i < a->job_count && i < b->job_count; ++i) {
+        if (a->jobs[i].job != b->jobs[i].job) {
+            return a->jobs[i].job < b->jobs[i].job ? -1 : 1;
+        }
+    }
+    return (int) a->job_count - (int) b->job_count;
+}
+
+/* Which of the two views comes first in the union (0 or 1). */
+static int first_view(const ompi_comm_ft_union_view_t views[2])
+{
+    return compare_views(&views[0], &views[1]) <= 0 ? 0 : 1;
+}
+
+/* The union of both views, the first view's jobs then the other's, at the
+ * later epoch plus one (the same at every process of both sides); NULL
+ * when nothing would change. */
 btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views[2])
 {
     btl_ft_job_extent_t jobs[2 * OMPI_COMM_FT_UNION_JOBS_MAX];
-    uint32_t count = views[0].job_count + views[1].job_count;
+    const ompi_comm_ft_union_view_t *first = &views[first_view(views)], *second = &views[1 - first_view(views)];
+    uint32_t count = first->job_count + second->job_count;
     uint32_t epoch = views[0].epoch > views[1].epoch ? views[0].epoch : views[1].epoch;
     btl_ft_membership_t *next;
 
-    memcpy(jobs, views[0].jobs, views[0].job_count * sizeof(jobs[0]));
-    memcpy(jobs + views[0].job_count, views[1].jobs, views[1].job_count * sizeof(jobs[0]));
+    memcpy(jobs, first->jobs, first->job_count * sizeof(jobs[0]));
+    memcpy(jobs + first->job_count, second->jobs, second->job_count * sizeof(jobs[0]));
     next = btl_ft_membership_create(jobs, count, epoch + 1);
     if (NULL != next && NULL != current
         && btl_ft_membership_size(next) == btl_ft_membership_size(current)) {
@@ -328,37 +358,9 @@ btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views
     return next;
 }
 
-/* Whether a job of `view` is `job`. */
-static bool view_has(const ompi_comm_ft_union_view_t *view, uint32_t job)
-{
-    for (uint32_t i = 0; i < view->job_count; ++i) {
-        if (view->jobs[i].job == job) {
-            return true;
-        }
-    }
-    return false;
-}
-
 bool ompi_comm_ft_union_side_moves(const ompi_comm_ft_union_view_t views[2], int side)
 {
-    const ompi_comm_ft_union_view_t *own = &views[side], *other = &views[1 - side];
-    uint32_t last = 0;
-
-    if (!own->joinable) {
-        return false;
-    }
-    if (own->covers) {
-        return true;
-    }
-    for (uint32_t i = 0; i < own->job_count; ++i) {
-        last = own->jobs[i].job > last ? own->jobs[i].job : last;
-    }
-    for (uint32_t i = 0; i < other->job_count; ++i) {
-        if (!view_has(own, other->jobs[i].job) && other->jobs[i].job < last) {
-            return false;
-        }
-    }
-    return true;
+    return views[side].joinable && (views[side].covers || first_view(views) == side);
 }
 
 bool ompi_comm_ft_union_keeps_ranks(const btl_ft_membership_t *next)
