@@ -16,8 +16,12 @@ depends on how far apart the ranks start, which a loaded host stretches).
 
 Over the detector's own UCX context:
   btl_ft: heartbeats over ucx: S stored into a mapped flag, P sent to the heartbeat
-  worker (C completed, ...), K by active message; R received on the heartbeat worker;
-  W new words read from the local flag; ...
+  worker (C completed, ...), K by active message (U of them to an observer found
+  unreachable); R received on the heartbeat worker; W new words read from the local
+  flag; ...
+A heartbeat to an observer found unreachable (it left in MPI_Finalize, and
+UCX reported its endpoint failed) has no path left; every other one must
+take the one-sided path (K == U).
 On one host every observer is a node-mate: every heartbeat must be stored
 into its mapped flag (no call into UCX), none sent, none a message. With
 --nodes N (emulated nodes, tests/netns) each rank's observer is on another
@@ -40,8 +44,8 @@ from mpijobs import launch, mpicmd
 
 UCX_REPORT = re.compile(r"btl_ft: heartbeats over ucx: (\d+) stored into a mapped flag, (\d+) sent to "
                         r"the heartbeat worker \((\d+) completed, \d+ skipped while words were in "
-                        r"flight\), (\d+) by active message; \d+ received on the heartbeat worker; "
-                        r"(\d+) new words read")
+                        r"flight\), (\d+) by active message \((\d+) of them to an observer found "
+                        r"unreachable\); \d+ received on the heartbeat worker; (\d+) new words read")
 REPORT = re.compile(r"btl_ft: heartbeats: (\d+) by (\S+) put \((\d+) completed\), (\d+) by active "
                     r"message \((\d+) before the observer's flag handle came\); (\d+) new words read")
 NP = 4
@@ -71,9 +75,10 @@ def ucx_problems(args, output):
     problems = []
     if len(reports) != NP:
         problems.append(f"{len(reports)} of {NP} ranks reported their heartbeat counters")
-    for stored, put, completed, messages, words in reports:
-        print(f"  stored {stored}, sent to the heartbeat worker {put} (completed {completed}), as messages {messages}, "
-              f"flag words read {words}")
+    for stored, put, completed, all_messages, to_unreachable, words in reports:
+        messages = all_messages - to_unreachable
+        print(f"  stored {stored}, sent to the heartbeat worker {put} (completed {completed}), as messages "
+              f"{all_messages} ({to_unreachable} to an unreachable observer), flag words read {words}")
         if args.am:
             if stored or put or messages == 0:
                 problems.append("with RDMA heartbeats off, expected messages only")

@@ -48,7 +48,8 @@ JOINED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the unio
 UNION_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union of (\d+) jobs, (\d+) processes")
 JOB_OF = re.compile(r"rank (\d+)(?: of job \[\d+,(\d+)\])?")
 HEARTBEATS = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: heartbeats over ucx: (\d+) stored into a "
-                        r"mapped flag, (\d+) sent to the heartbeat worker .*?\), (\d+) by active message")
+                        r"mapped flag, (\d+) sent to the heartbeat worker .*?\), (\d+) by active message "
+                        r"\((\d+) of them to an observer found unreachable\)")
 
 
 def who_learnt(output):
@@ -70,8 +71,10 @@ def joined_by_message(output):
 
 
 def heartbeat_reports(output):
-    """{(job, vpid): (stored, sent, as messages)} of every process that finalized."""
-    return {(int(m.group(1)), int(m.group(2))): tuple(map(int, m.group(3, 4, 5)))
+    """{(job, vpid): (stored, sent, as messages where a path existed)} of
+    every process that finalized (a heartbeat to an observer found
+    unreachable, one that left in MPI_Finalize, has no path left)."""
+    return {(int(m.group(1)), int(m.group(2))): (int(m.group(3)), int(m.group(4)), int(m.group(5)) - int(m.group(6)))
             for m in map(HEARTBEATS.search, output.splitlines()) if m}
 
 

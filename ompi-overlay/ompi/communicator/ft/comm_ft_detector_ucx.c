@@ -711,13 +711,15 @@ static void report_counters(void)
 
     ompi_comm_ft_log(5, "btl_ft: heartbeats over ucx: %" PRIu64 " stored into a mapped flag, %" PRIu64
                      " sent to the heartbeat worker (%" PRIu64 " completed, %" PRIu64
-                     " skipped while words were in flight), %" PRIu64 " by active message; %" PRIu64
+                     " skipped while words were in flight), %" PRIu64 " by active message (%" PRIu64
+                     " of them to an observer found unreachable); %" PRIu64
                      " received on the heartbeat worker; %" PRIu64
                      " new words read from the local flag; messages: %" PRIu64
                      " sent, %" PRIu64 " received, %" PRIu64 " dropped, %" PRIu64 " malformed; %" PRIu64
                      " of another union dropped; %" PRIu64 " peer errors",
                      c->heartbeats_stored, c->heartbeats_sent, c->heartbeats_sent_completed,
-                     c->heartbeats_skipped, c->heartbeats_as_messages, c->heartbeats_received,
+                     c->heartbeats_skipped, c->heartbeats_as_messages, c->heartbeats_to_unreachable,
+                     c->heartbeats_received,
                      c->flag_words_seen,
                      c->messages_sent, c->messages_received, c->messages_dropped, c->frames_malformed,
                      c->other_epoch_dropped, c->peer_errors);

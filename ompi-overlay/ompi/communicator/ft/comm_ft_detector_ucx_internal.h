@@ -50,6 +50,7 @@ typedef struct ucx_counters_t {
     uint64_t heartbeats_sent;   /* to the observer's heartbeat worker */
     uint64_t heartbeats_sent_completed;
     uint64_t heartbeats_as_messages;
+    uint64_t heartbeats_to_unreachable; /* of those, to an observer with a peer error */
     uint64_t heartbeats_skipped; /* sends still in flight */
     uint64_t heartbeats_received; /* on this heartbeat worker */
     uint64_t messages_sent;

@@ -135,6 +135,9 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
     if (NULL != peer->hb_ep && !peer->unreachable && 0 == send_word(peer, word)) {
         return 0;
     }
+    if (peer->unreachable) { /* it left or died: no path is left (counted apart) */
+        ++ucx->counters.heartbeats_to_unreachable;
+    }
     ++ucx->counters.heartbeats_as_messages;
     return -1;
 }
