@@ -363,12 +363,16 @@ void ompi_comm_ft_wiring_register_pvar(void)
 }
 
 /* A job of one process has nobody to observe: it waits, with its UCX
- * transport ready, for a join (it was spawned, or will connect). */
+ * transport ready, for a join (it was spawned, or will connect), and
+ * published for the witnesses of node-mates it may join. */
 static int stand_by(void)
 {
     find_nodes();
     module.ops = common_ops;
     module.over_ucx = start_ucx(&module.ops, &module.max_message_bytes);
+    if (knows_node_processes()) {
+        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node());
+    }
     free(module.nodes);
     module.nodes = NULL;
     module.standby = module.over_ucx;
@@ -451,15 +455,12 @@ static void report_job_rank(uint32_t job_rank, int kind)
     }
 }
 
-/* The witness knows this job's processes only. */
+/* The witness knows processes by name. */
 static int local_state(void *context, uint32_t rank)
 {
     opal_process_name_t name = ompi_comm_ft_union_name_of(rank);
 
-    if (name.jobid != OMPI_PROC_MY_NAME->jobid) {
-        return BTL_FT_STATE_UNKNOWN;
-    }
-    return ompi_comm_ft_witness_local_state(context, name.vpid);
+    return ompi_comm_ft_witness_local_state(&name);
 }
 
 int ompi_comm_failure_detector_start(void)

@@ -396,11 +396,15 @@ void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats);
 void ompi_comm_ft_conclusions_tell_ulfm(uint32_t rank);
 
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.
- * publish() before MPI_Init's barrier, learn() after it; local_state() is
- * the core's callback (enum btl_ft_process_state). */
+ * publish() before MPI_Init's barrier, learn() after it, learn_others()
+ * at each join (the node-mates of other jobs among `names`, by union
+ * rank); local_state() answers the core's question of a node-mate (enum
+ * btl_ft_process_state). */
 int ompi_comm_ft_witness_publish(bool watched);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
-int ompi_comm_ft_witness_local_state(void *context, uint32_t rank);
+void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const uint32_t *node_of_rank,
+                                       uint32_t size, uint32_t self);
+int ompi_comm_ft_witness_local_state(const opal_process_name_t *name);
 /* watch(pidfd, rank) adds a pidfd to the detector thread's wait; an end
  * seen there comes back as ended(rank), and a crash goes to report. */
 void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),

@@ -192,6 +192,7 @@ static int move_state(btl_ft_membership_t *next, join_plan_t *plan)
     }
     module.size = plan->size;
     module.self = plan->self;
+    ompi_comm_ft_witness_learn_others(plan->names, plan->nodes, plan->size, plan->self);
     ompi_comm_ft_union_adopt(next);
     ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
     return ret;

@@ -28,6 +28,9 @@
  * for want of space, and a marker that cannot be read proves nothing, so a
  * doubt never makes a crash out of a clean exit.
  *
+ * A node-mate of another job of the union (spawned, connected) is read at
+ * each join, for questions only: its job's own processes watch its end.
+ *
  * Each process watches one node-mate, the next by rank around the node,
  * through one pidfd. When that one ends, its watcher takes over the next,
  * and so on past any that ended too (a pidfd opened after the end still
@@ -70,6 +73,13 @@ typedef struct {
 
 static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
 static uint32_t peer_count = 0;
+/* node-mates of the union's other jobs */
+typedef struct {
+    opal_process_name_t name;
+    process_id_t id;
+} other_job_peer_t;
+static other_job_peer_t *others = NULL;
+static size_t other_count = 0;
 static uint32_t own_rank = 0;
 static int watched_fd = -1;
 static uint32_t watched_rank = 0;
@@ -189,20 +199,61 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
     }
 }
 
+/* One published process, found by its name; NULL when none was read. */
+static const process_id_t *other_job_peer(const opal_process_name_t *name)
+{
+    for (size_t i = 0; i < other_count; ++i) {
+        if (others[i].name.jobid == name->jobid && others[i].name.vpid == name->vpid) {
+            return &others[i].id;
+        }
+    }
+    return NULL;
+}
+
+void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const uint32_t *node_of_rank,
+                                       uint32_t size, uint32_t self)
+{
+    uint64_t namespace_here = own_pid_namespace();
+    other_job_peer_t *more;
+    process_id_t *found;
+    size_t found_size;
+    int rc;
+
+    for (uint32_t rank = 0; NULL != node_of_rank && 0 != namespace_here && rank < size; ++rank) {
+        if (names[rank].jobid == OMPI_PROC_MY_NAME->jobid || node_of_rank[rank] != node_of_rank[self]
+            || NULL != other_job_peer(&names[rank])) {
+            continue;
+        }
+        found = NULL;
+        found_size = 0;
+        /* committed at its MPI_Init, which the connect followed: one
+         * question to this node's PMIx server, which holds it */
+        OPAL_MODEX_RECV_STRING(rc, WITNESS_KEY, &names[rank], (void **) &found, &found_size);
+        if (PMIX_SUCCESS == rc && sizeof(*found) == found_size && found->pid_namespace == namespace_here
+            && NULL != (more = realloc(others, (other_count + 1) * sizeof(*others)))) {
+            others = more;
+            others[other_count++] = (other_job_peer_t){.name = names[rank], .id = *found};
+            ompi_comm_ft_log(10, "btl_ft: witness: node-mate %s of another job is pid %" PRIu64,
+                             OMPI_NAME_PRINT(&names[rank]), found->pid);
+        }
+        free(found);
+    }
+}
+
 /* Unknown unless /proc says it plainly: a witness that guesses "gone"
  * would declare a live process failed. */
-static int state_of(uint32_t rank, char *state)
+static int state_of_process(const process_id_t *id, char *state)
 {
     uint64_t start_time;
     bool readable;
 
-    if (rank >= peer_count || 0 == peers[rank].pid) {
+    if (NULL == id || 0 == id->pid) {
         return BTL_FT_STATE_UNKNOWN;
     }
-    if (!read_stat(peers[rank].pid, state, &start_time, &readable)) {
+    if (!read_stat(id->pid, state, &start_time, &readable)) {
         return readable ? BTL_FT_STATE_GONE : BTL_FT_STATE_UNKNOWN;
     }
-    if (start_time != peers[rank].start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
+    if (start_time != id->start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {
@@ -211,12 +262,18 @@ static int state_of(uint32_t rank, char *state)
     return BTL_FT_STATE_RUNNING;
 }
 
-int ompi_comm_ft_witness_local_state(void *context, uint32_t rank)
+static int state_of(uint32_t rank, char *state)
+{
+    return state_of_process(rank < peer_count ? &peers[rank] : NULL, state);
+}
+
+int ompi_comm_ft_witness_local_state(const opal_process_name_t *name)
 {
     char state = '?';
-    int verdict = state_of(rank, &state);
+    int verdict = name->jobid == OMPI_PROC_MY_NAME->jobid ? state_of(name->vpid, &state)
+                                                           : state_of_process(other_job_peer(name), &state);
 
-    ompi_comm_ft_log(10, "btl_ft: witness: rank %u is in state %c", rank, state);
+    ompi_comm_ft_log(10, "btl_ft: witness: %s is in state %c", OMPI_NAME_PRINT(name), state);
     return verdict;
 }
 
@@ -327,6 +384,9 @@ void ompi_comm_ft_witness_finalize(void)
     free(peers);
     peers = NULL;
     peer_count = 0;
+    free(others);
+    others = NULL;
+    other_count = 0;
     report_end = NULL;
     watch_in_wait = NULL;
     ompi_comm_ft_witness_leaving();
