@@ -342,7 +342,8 @@ static int first_view(const ompi_comm_ft_union_view_t views[2])
 btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views[2])
 {
     btl_ft_job_extent_t jobs[2 * OMPI_COMM_FT_UNION_JOBS_MAX];
-    const ompi_comm_ft_union_view_t *first = &views[first_view(views)], *second = &views[1 - first_view(views)];
+    int first_index = first_view(views);
+    const ompi_comm_ft_union_view_t *first = &views[first_index], *second = &views[1 - first_index];
     uint32_t count = first->job_count + second->job_count;
     uint32_t epoch = views[0].epoch > views[1].epoch ? views[0].epoch : views[1].epoch;
     btl_ft_membership_t *next;

@@ -169,13 +169,28 @@ int ompi_comm_ft_witness_publish(bool watched)
     return OMPI_SUCCESS;
 }
 
+/* What `name` published at MPI_Init (one question to this node's PMIx
+ * server), if it lives in this pid namespace. */
+static bool read_published(const opal_process_name_t *name, uint64_t namespace_here, process_id_t *id)
+{
+    process_id_t *found = NULL;
+    size_t found_size = 0;
+    bool valid;
+    int rc;
+
+    OPAL_MODEX_RECV_STRING(rc, WITNESS_KEY, name, (void **) &found, &found_size);
+    valid = PMIX_SUCCESS == rc && sizeof(*found) == found_size && found->pid_namespace == namespace_here;
+    if (valid) {
+        *id = *found;
+    }
+    free(found);
+    return valid;
+}
+
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self)
 {
     opal_process_name_t name = *OMPI_PROC_MY_NAME;
     uint64_t namespace_here = own_pid_namespace();
-    process_id_t *found;
-    size_t found_size;
-    int rc;
 
     if (NULL == node_of_rank || 0 == namespace_here
         || NULL == (peers = calloc(size, sizeof(*peers)))) {
@@ -188,14 +203,7 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
             continue;
         }
         name.vpid = rank;
-        found = NULL;
-        found_size = 0;
-        OPAL_MODEX_RECV_STRING(rc, WITNESS_KEY, &name, (void **) &found, &found_size);
-        if (PMIX_SUCCESS == rc && sizeof(*found) == found_size
-            && found->pid_namespace == namespace_here) {
-            peers[rank] = *found;
-        }
-        free(found);
+        (void) read_published(&name, namespace_here, &peers[rank]);
     }
 }
 
@@ -215,28 +223,21 @@ void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const u
 {
     uint64_t namespace_here = own_pid_namespace();
     other_job_peer_t *more;
-    process_id_t *found;
-    size_t found_size;
-    int rc;
+    process_id_t id;
 
     for (uint32_t rank = 0; NULL != node_of_rank && 0 != namespace_here && rank < size; ++rank) {
         if (names[rank].jobid == OMPI_PROC_MY_NAME->jobid || node_of_rank[rank] != node_of_rank[self]
             || NULL != other_job_peer(&names[rank])) {
             continue;
         }
-        found = NULL;
-        found_size = 0;
-        /* committed at its MPI_Init, which the connect followed: one
-         * question to this node's PMIx server, which holds it */
-        OPAL_MODEX_RECV_STRING(rc, WITNESS_KEY, &names[rank], (void **) &found, &found_size);
-        if (PMIX_SUCCESS == rc && sizeof(*found) == found_size && found->pid_namespace == namespace_here
+        /* committed at its MPI_Init, which the connect followed */
+        if (read_published(&names[rank], namespace_here, &id)
             && NULL != (more = realloc(others, (other_count + 1) * sizeof(*others)))) {
             others = more;
-            others[other_count++] = (other_job_peer_t){.name = names[rank], .id = *found};
+            others[other_count++] = (other_job_peer_t){.name = names[rank], .id = id};
             ompi_comm_ft_log(10, "btl_ft: witness: node-mate %s of another job is pid %" PRIu64,
-                             OMPI_NAME_PRINT(&names[rank]), found->pid);
+                             OMPI_NAME_PRINT(&names[rank]), id.pid);
         }
-        free(found);
     }
 }
 
