@@ -212,6 +212,12 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.base.join_participants = *count;
              return {};
          }},
+        {"--join-jobs", [](cli_options& o, std::string_view v) -> std::string {
+             const auto count = parse_integer<rank_t>(v);
+             if (!count || *count == 0) return "--join-jobs: '" + std::string(v) + "' is not a positive count";
+             o.base.join_jobs = *count;
+             return {};
+         }},
         {"--join-at", duration_flag("--join-at", [](cli_options& o, time_ns v) { o.base.join_at_ns = v; }, false)},
         {"--join-victims", [](cli_options& o, std::string_view v) -> std::string {
              if (v == "any") o.base.victims_joined = false;

@@ -15,11 +15,24 @@ namespace {
 std::string check_join(const sim_config& out) {
     if (out.joiners == 0) {
         if (out.join_participants > 0) return "--join-participants: no --join";
+        if (out.join_jobs > 1) return "--join-jobs: no --join";
         return out.victims_joined ? "--join-victims joined: no --join" : std::string{};
     }
     if (out.join_participants > out.first_joined()) {
         return "--join-participants: " + std::to_string(out.join_participants) + " exceed the first job's " +
                std::to_string(out.first_joined()) + " processes";
+    }
+    if (out.join_jobs > 1) {
+        if (out.joiners % out.join_jobs != 0) {
+            return "--join-jobs: " + std::to_string(out.joiners) + " joined processes are not " +
+                   std::to_string(out.join_jobs) + " jobs of one size";
+        }
+        if (out.join_jobs > out.first_joined() || out.join_jobs > 6) {
+            return "--join-jobs: at most 6, and at most the first job's processes (one spawner each)";
+        }
+        if (out.join_participants > 0) {
+            return "--join-participants: with --join-jobs, each job is spawned by one process";
+        }
     }
     if (out.joiners >= out.nodes) {
         return "--join: " + std::to_string(out.joiners) + " joined processes leave no first job among " +
@@ -216,6 +229,9 @@ Failures:
   --join-participants P   only the first job's P lowest ranks take part in the connect (a spawn
                           from MPI_COMM_SELF: 1); each sends the others a JOIN before it moves,
                           and they move when it arrives (default: all take part)
+  --join-jobs K           the M joined processes are K jobs of M/K (at most 6), job k spawned
+                          by process k of the first job alone, all at once: each spawner sends
+                          the others a JOIN, and whoever hears two unions merges them
   --settle D              simulated time kept after stabilisation (default 2 delta + eta)
   --horizon D             longest time after the first failure before a run counts as
                           not stabilised (default from the failure plan)

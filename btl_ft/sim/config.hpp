@@ -116,11 +116,23 @@ struct sim_config {
     // ranks; 0: all of them). The others learn of the join from a JOIN that
     // each of those sends before it moves (a spawn from MPI_COMM_SELF: 1).
     rank_t join_participants = 0;
+    // How many jobs the joiners are, of joiners / join_jobs processes each.
+    // With more than one, job k is spawned by process k of the first job
+    // alone, all at once: each connect makes a union of its own at epoch 1,
+    // and whoever hears of two merges them (membership.hpp).
+    rank_t join_jobs = 1;
 
     rank_t first_joined() const { return nodes - joiners; }
+    rank_t joined_job_size() const { return joiners / join_jobs; }
+    // Whether a process of the first job takes part in the connect of
+    // joined job k.
+    bool joins_connect(rank_t process, rank_t k) const {
+        if (join_jobs > 1) return process == k;
+        return join_participants == 0 || process < join_participants;
+    }
     // A process of the first job that took no part in the connect.
     bool left_out_of_join(rank_t process) const {
-        return join_participants > 0 && process >= join_participants && process < first_joined();
+        return join_jobs == 1 && join_participants > 0 && process >= join_participants && process < first_joined();
     }
     time_ns join_at() const { return join_at_ns >= 0 ? join_at_ns : period_ns; }
     // When every process watches on the union's ring: all moved (one

@@ -141,7 +141,7 @@ std::string summary::json() const {
     if (config_.joiners > 0) {
         out.add("joiners", config_.joiners).add("join_at_s", static_cast<double>(config_.join_at()) * s_per_ns);
         out.add("join_victims", config_.victims_joined ? "joined" : "any");
-        out.add("join_participants", config_.join_participants);
+        out.add("join_participants", config_.join_participants).add("join_jobs", config_.join_jobs);
         out.add("other_epoch_dropped", other_epoch_dropped_);
         out.add("joins_sent", joins_sent_).add("joins_received", joins_received_);
     }

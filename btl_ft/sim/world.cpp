@@ -190,6 +190,10 @@ void world::on_message(const event& item) {
         hold(item);  // the slot stays taken until the resume delivers it
         return;
     }
+    if (keep_early_join(item)) {
+        messages_.release(item.payload);
+        return;
+    }
     if (runs(item.node) && !other_epoch(item)) {
         current_ = item.node;
         const rank_t from = messages_.from(item.payload);
@@ -269,8 +273,10 @@ void world::maybe_end() {
     }
 }
 
-bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
-    BTL_FT_ASSERT(current_ != no_rank && observer < config_.nodes, "heartbeat put outside a detector call");
+bool world::put_heartbeat(rank_t observer_rank, std::uint64_t word) {
+    BTL_FT_ASSERT(current_ != no_rank, "heartbeat put outside a detector call");
+    const rank_t observer = process_at(current_, observer_rank);
+    BTL_FT_ASSERT(observer < config_.nodes, "heartbeat put outside the world");
     BTL_FT_ASSERT(observer != current_ || config_.nodes == 1, "a process observes itself");
     if (!reaches(observer)) {
         return true;  // lost in the cut, as a put to an unreachable host completes locally
@@ -281,8 +287,12 @@ bool world::put_heartbeat(rank_t observer, std::uint64_t word) {
     return true;
 }
 
-void world::send(rank_t peer, std::span<const std::byte> bytes) {
-    BTL_FT_ASSERT(current_ != no_rank && peer < config_.nodes, "send outside a detector call");
+// The message carries its sender's rank in the sender's union: the one
+// the receiver reads it in (another union's are dropped, but a JOIN's).
+void world::send(rank_t peer_rank, std::span<const std::byte> bytes) {
+    BTL_FT_ASSERT(current_ != no_rank, "send outside a detector call");
+    const rank_t peer = process_at(current_, peer_rank);
+    BTL_FT_ASSERT(peer < config_.nodes, "send outside the world");
     if (!reaches(peer)) {
         return;
     }
@@ -290,7 +300,7 @@ void world::send(rank_t peer, std::span<const std::byte> bytes) {
     if (!arrival) {
         return;
     }
-    const std::uint64_t slot = messages_.store(current_, bytes);
+    const std::uint64_t slot = messages_.store(active(current_).self(), bytes);
     queue_.push({.at = *arrival, .payload = slot, .node = peer, .kind = event_kind::message,
                  .epoch = epoch_of(current_)});
 }
@@ -298,8 +308,10 @@ void world::send(rank_t peer, std::span<const std::byte> bytes) {
 // A witness's host: a crashed process is gone, a hung one stopped; any
 // other, the stalled one included (it is starved, not stopped), runs.
 process_state world::local_state(rank_t rank) {
-    BTL_FT_ASSERT(current_ != no_rank && rank < config_.nodes, "local_state outside a detector call");
-    switch (mode_[rank]) {
+    BTL_FT_ASSERT(current_ != no_rank, "local_state outside a detector call");
+    const rank_t process = process_at(current_, rank);
+    BTL_FT_ASSERT(process < config_.nodes, "local_state outside the world");
+    switch (mode_[process]) {
         case mode::crashed: return process_state::gone;
         case mode::hung: return process_state::stopped;
         case mode::running: break;
@@ -308,7 +320,15 @@ process_state world::local_state(rank_t rank) {
 }
 
 void world::on_failed(std::span<const rank_t> ranks) {
-    oracle_.on_learned(current_, ranks, now_);
+    if (!join_) {
+        oracle_.on_learned(current_, ranks, now_);
+        return;
+    }
+    std::vector<rank_t> processes;
+    for (const rank_t rank : ranks) {
+        processes.push_back(process_at(current_, rank));
+    }
+    oracle_.on_learned(current_, processes, now_);
 }
 
 void world::on_declared_dead_self(rank_t told_by, const char* reason) {
@@ -317,15 +337,28 @@ void world::on_declared_dead_self(rank_t told_by, const char* reason) {
 }
 
 rank_t world::emitter_of(rank_t process) const {
-    return has_detector(process) ? active(process).emitter() : no_rank;
+    const rank_t rank = has_detector(process) ? active(process).emitter() : no_rank;
+    return rank == no_rank ? no_rank : process_at(process, rank);
 }
 
 rank_t world::observer_of(rank_t process) const {
-    return has_detector(process) ? active(process).observer() : no_rank;
+    const rank_t rank = has_detector(process) ? active(process).observer() : no_rank;
+    return rank == no_rank ? no_rank : process_at(process, rank);
 }
 
 std::span<const rank_t> world::dead_set_of(rank_t process) const {
-    return has_detector(process) ? active(process).dead().ranks() : std::span<const rank_t>{};
+    if (!has_detector(process)) {
+        return {};
+    }
+    if (!join_) {
+        return active(process).dead().ranks();
+    }
+    translated_.clear();
+    for (const rank_t rank : active(process).dead().ranks()) {
+        translated_.push_back(process_at(process, rank));
+    }
+    std::sort(translated_.begin(), translated_.end());
+    return translated_;
 }
 
 namespace {

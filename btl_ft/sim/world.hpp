@@ -21,12 +21,15 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "btl_ft/detector.hpp"
+#include "btl_ft/membership.hpp"
 #include "btl_ft/node_layout.hpp"
 #include "btl_ft/ring.hpp"
 #include "config.hpp"
@@ -109,25 +112,39 @@ private:
     void reschedule(rank_t process, time_ns deadline);
     void after_event();
     run_result collect();
-    // world_join.cpp: a second job joins (sim_config::joiners)
+    // world_join.cpp: jobs join the first (sim_config::joiners)
     struct join_state;
     detector_config base_config(std::shared_ptr<const std::vector<std::uint32_t>> nodes,
                                 std::shared_ptr<const node_layout> layout) const;
-    // The detector a process runs now: its own job's or the union's.
+    // The detector a process runs now: its own job's or a union's.
     detector& active(rank_t process) { return join_ ? joined_detector(process) : detectors_[process]; }
     const detector& active(rank_t process) const { return join_ ? joined_detector(process) : detectors_[process]; }
     detector& joined_detector(rank_t process) const;
     bool has_detector(rank_t process) const;  // false: a joiner not started yet
-    std::uint8_t epoch_of(rank_t process) const;
+    std::uint8_t epoch_of(rank_t process) const;  // the tag of the union it runs
+    // A rank of the union `process` runs as a process index, and back
+    // (the same number without a join).
+    rank_t process_at(rank_t process, rank_t rank) const;
+    std::optional<rank_t> rank_for(rank_t process, rank_t other) const;
+    member member_of_process(rank_t process) const;
+    rank_t process_of_member(member process) const;
+    std::uint8_t intern(const membership& of);
     void build_join();
-    void schedule_join(time_ns first_phase_of_joiners);
+    void schedule_join(time_ns at);
     void start_joiner(rank_t process);
-    void start_on_union(rank_t process, std::span<const known_failure> known);
-    std::vector<known_failure> union_failures_known_by(rank_t process) const;
+    void start_on(rank_t process, std::uint8_t target, std::span<const known_failure> known);
+    std::vector<std::pair<member, failure_kind>> named_failures_of(rank_t process) const;
+    std::vector<known_failure> known_in(std::uint8_t target, std::span<const std::pair<member, failure_kind>> named) const;
+    void move_to(rank_t process, std::uint8_t target, const std::vector<rank_t>& announce,
+                 const std::vector<rank_t>& merged_to);
+    void connect_move(rank_t process, rank_t k);
+    void follow_heard(rank_t process);
+    void schedule_follow(rank_t process);
+    void keep_heard(rank_t process, const join_notice& join);
+    bool keep_early_join(const event& item);
     void add_join_totals(run_result& result, void (*add)(detector_stats&, const detector_stats&)) const;
     void on_join(const event& item);
     void on_join(rank_t from, const join_notice& join) override;  // sink: a JOIN arrived
-    void announce_join(rank_t process, std::span<const known_failure> known);
     void check_everyone_moved(run_result& result) const;
     bool other_epoch(const event& item);  // counted and dropped
 
@@ -160,6 +177,7 @@ private:
     bool failures_pending_ = false;
     std::uint64_t events_ = 0;
     std::uint64_t deadline_anomalies_ = 0;
+    mutable std::vector<rank_t> translated_;  // dead_set_of()'s, as process indices
 };
 
 // Runs `config` once with `run_seed`; the whole run is a function of both.

@@ -153,8 +153,12 @@ void world::on_node_watch(const event& item) {
 }
 
 void world::tell_crashed(rank_t process, rank_t victim) {
+    const auto rank = rank_for(process, victim);
+    if (!rank) {
+        return;  // a process of a job this one's union does not hold
+    }
     current_ = process;
-    active(process).report_failure(now_, victim, failure_kind::crashed);
+    active(process).report_failure(now_, *rank, failure_kind::crashed);
     after_input(process);
 }
 

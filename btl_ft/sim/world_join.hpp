@@ -1,11 +1,11 @@
-// What world_join.cpp keeps for a run where a second job joins: the two
-// memberships and the detectors of each. Included by world.cpp only so that
-// the world can own it.
+// What world_join.cpp keeps for a run where jobs join the first: the
+// unions processes run, and each process's detector and JOINs. Included
+// by world.cpp only so that the world can own it.
 #pragma once
 
-#include <array>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "btl_ft/membership.hpp"
@@ -14,20 +14,30 @@
 namespace btl_ft::sim {
 
 struct world::join_state {
-    join_state(rank_t first_size, rank_t joiners)
-        : first(1, first_size), all(first.joined(std::array{job_extent{0, joiners}})) {}
-    membership first;  // the first job alone, epoch 0
-    membership all;    // the union, epoch 1
-    std::shared_ptr<const ring> first_ring;
-    std::deque<detector> own;                          // the first job's, on its own ring
-    std::vector<std::unique_ptr<detector>> joined;     // the union's, once a process has one
-    std::vector<std::uint8_t> epoch;                   // the detector each process runs
-    std::vector<time_ns> moved_at;                     // when it moved to the union's (never: not yet)
-    // What the JOINs a process left out of the connect received carried,
-    // in the union's ranks, until it moves (sorted by rank)
-    std::vector<std::vector<known_failure>> heard;
+    // A union some process runs: its numbering, and where its ranks run.
+    struct union_view {
+        membership of;
+        std::shared_ptr<const std::vector<std::uint32_t>> nodes;
+        std::shared_ptr<const node_layout> layout;
+        std::shared_ptr<const btl_ft::ring> watch;  // its ring
+    };
+    // A failure a detector knew or a JOIN carried, by process, so that it
+    // survives a renumbering.
+    using named_failure = std::pair<member, failure_kind>;
+
+    explicit join_state(const membership& own) : first(own) {}
+    membership first;                                  // the first job alone, epoch 0
+    std::vector<std::unique_ptr<const union_view>> unions;  // index: the events' epoch tag
+    std::uint8_t everyone = 0;                         // the union of every job: where all must end
+    std::vector<std::uint8_t> union_of;                // per process: the union it runs
+    std::vector<std::unique_ptr<detector>> current;    // per process; null: a joiner not started
+    std::deque<std::unique_ptr<detector>> left;        // detectors left behind (their counters count)
+    std::vector<time_ns> moved_at;                     // when it last moved (never: not yet)
+    std::vector<std::uint8_t> connecting;              // a spawner whose connect has not ended
     std::vector<std::uint8_t> follows;                 // a JOIN arrived: its move is scheduled
-    std::uint64_t dropped = 0;                         // inputs for an epoch left behind
+    std::vector<std::vector<std::uint8_t>> heard;      // unions JOINs named, not yet weighed
+    std::vector<std::vector<named_failure>> heard_known;
+    std::uint64_t dropped = 0;                         // inputs for a union left behind
 };
 
 }  // namespace btl_ft::sim

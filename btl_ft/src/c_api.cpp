@@ -81,7 +81,7 @@ public:
         std::vector<btl_ft_job_extent_t> jobs;
         std::vector<btl_ft_known_failure_t> known;
         for (const btl_ft::job_extent& job : join.jobs) {
-            jobs.push_back({job.job, job.size});
+            jobs.push_back({job.job, job.size, job.since});
         }
         for (const btl_ft::known_failure& failure : join.known) {
             known.push_back({failure.rank, c_kind(failure.kind)});
@@ -211,22 +211,19 @@ std::optional<btl_ft::config_problem> first_problem(const btl_ft_config_t& confi
 
 // C jobs as the core's, checked here where the core would assert: at least
 // one, none empty, no more processes than a rank can name (their total in
-// `total`), and with `unique`, no job listed twice.
-std::optional<std::vector<btl_ft::job_extent>> extents_of(const btl_ft_job_extent_t* jobs, std::size_t count, bool unique,
+// `total`), and with `ordered`, listed as a union lists them.
+std::optional<std::vector<btl_ft::job_extent>> extents_of(const btl_ft_job_extent_t* jobs, std::size_t count, bool ordered,
                                                           btl_ft::rank_t& total) {
     std::vector<btl_ft::job_extent> extents;
-    std::vector<std::uint32_t> numbers;
     total = 0;
     for (std::size_t i = 0; jobs != nullptr && i < count; ++i) {
         if (jobs[i].size == 0 || jobs[i].size >= btl_ft::no_rank - 1 - total) {
             return std::nullopt;
         }
         total += jobs[i].size;
-        extents.push_back({jobs[i].job, jobs[i].size});
-        numbers.push_back(jobs[i].job);
+        extents.push_back({jobs[i].job, jobs[i].size, jobs[i].since});
     }
-    std::sort(numbers.begin(), numbers.end());
-    if (extents.empty() || (unique && std::adjacent_find(numbers.begin(), numbers.end()) != numbers.end())) {
+    if (extents.empty() || (ordered && !btl_ft::in_union_order(extents))) {
         return std::nullopt;
     }
     return extents;
@@ -367,7 +364,7 @@ long btl_ft_announce_join(btl_ft_detector_t* detector, int64_t now_ns, uint32_t 
         btl_ft::rank_t total = 0;
         const auto extents = extents_of(jobs, job_count, true, total);
         std::vector<btl_ft::known_failure> failures;
-        if (!extents) {
+        if (!extents || extents->back().since != epoch) {
             return;
         }
         for (std::size_t i = 0; known != nullptr && i < known_count; ++i) {
@@ -442,15 +439,34 @@ int btl_ft_config_problem(const btl_ft_config_t* config, char* rule, size_t rule
     }
 }
 
-btl_ft_membership_t* btl_ft_membership_create(const btl_ft_job_extent_t* jobs, size_t count, uint32_t epoch) {
+btl_ft_membership_t* btl_ft_membership_create(const btl_ft_job_extent_t* jobs, size_t count) {
     try {
         btl_ft::rank_t total = 0;
         const auto extents = extents_of(jobs, count, false, total);
-        return extents ? new btl_ft_membership{btl_ft::membership::of(*extents, epoch)} : nullptr;
+        return extents ? new btl_ft_membership{btl_ft::membership::of(*extents)} : nullptr;
     } catch (...) {
         return nullptr;
     }
 }
+
+btl_ft_membership_t* btl_ft_membership_merged(const btl_ft_membership_t* a, const btl_ft_membership_t* b) {
+    try {
+        return new btl_ft_membership{btl_ft::membership::merged(a->of, b->of)};
+    } catch (...) {
+        return nullptr;  // out of memory, or more processes than ranks can name
+    }
+}
+
+int btl_ft_membership_verdict(const btl_ft_membership_t* watched, const btl_ft_membership_t* heard) {
+    switch (btl_ft::verdict_on(watched->of, heard->of)) {
+    case btl_ft::join_verdict::stale: return BTL_FT_JOIN_STALE;
+    case btl_ft::join_verdict::follow: return BTL_FT_JOIN_FOLLOW;
+    case btl_ft::join_verdict::merge: return BTL_FT_JOIN_MERGE;
+    }
+    return BTL_FT_JOIN_STALE;
+}
+
+uint64_t btl_ft_membership_identity(const btl_ft_membership_t* membership) { return membership->of.identity(); }
 
 void btl_ft_membership_destroy(btl_ft_membership_t* membership) { delete membership; }
 uint32_t btl_ft_membership_epoch(const btl_ft_membership_t* membership) { return membership->of.epoch(); }
@@ -459,7 +475,7 @@ size_t btl_ft_membership_job_count(const btl_ft_membership_t* membership) { retu
 
 btl_ft_job_extent_t btl_ft_membership_job_at(const btl_ft_membership_t* membership, size_t index) {
     const btl_ft::job_extent extent = membership->of.jobs()[index];
-    return {extent.job, extent.size};
+    return {extent.job, extent.size, extent.since};
 }
 
 int btl_ft_membership_rank_of(const btl_ft_membership_t* membership, uint32_t job, uint32_t job_rank, uint32_t* rank) {

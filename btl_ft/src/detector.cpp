@@ -152,17 +152,22 @@ bool detector::on_message(time_ns now, rank_t from, std::span<const std::byte> b
         return true;
     }
     wire::message msg;  // empty vectors: decoding a heartbeat allocates nothing
-    const bool foreign = from >= s.config.size || from == s.self();
-    if (foreign || wire::decode(bytes, {s.config.size, s.config.max_message_bytes}, msg) != wire::status::ok ||
-        ((msg.type == wire::msg_type::heartbeat || msg.type == wire::msg_type::probe_reply) &&
-         heartbeat_emitter(msg.word) != from)) {
+    if (wire::decode(bytes, {s.config.size, s.config.max_message_bytes}, msg) != wire::status::ok) {
         ++s.stats.malformed_dropped;
         return false;
     }
-    // Followed whoever sends it: the union it names exists.
+    // Taken whoever sends it, from this union or another (the transport
+    // delivers a JOIN across unions, membership.hpp): it names its union in
+    // full, and `from` is a rank of the sender's.
     if (msg.type == wire::msg_type::join) {
         s.on_join(from, msg);
         return true;
+    }
+    const bool foreign = from >= s.config.size || from == s.self();
+    if (foreign || ((msg.type == wire::msg_type::heartbeat || msg.type == wire::msg_type::probe_reply) &&
+                    heartbeat_emitter(msg.word) != from)) {
+        ++s.stats.malformed_dropped;
+        return false;
     }
     // Obeyed whoever sends it, even a rank we consider dead: two processes
     // that each exclude the other must not both carry on.

@@ -65,34 +65,25 @@ void decode_notice(reader& in, const limits& bounds, message& out) {
     }
 }
 
-// Whether no job is listed twice (a JOIN lists them in the order they joined).
-bool jobs_unique(std::span<const job_extent> jobs) {
-    std::vector<std::uint32_t> numbers;
-    numbers.reserve(jobs.size());
-    for (const job_extent& job : jobs) numbers.push_back(job.job);
-    std::sort(numbers.begin(), numbers.end());
-    return std::adjacent_find(numbers.begin(), numbers.end()) == numbers.end();
-}
-
 // The jobs of a JOIN, and the size of the union they make (0 if refused).
 rank_t decode_jobs(reader& in, std::vector<job_extent>& jobs) {
     jobs.clear();
     const std::uint32_t count = in.varint();
     if (!in.ok()) return 0;
-    if (count == 0 || count > in.left() / 2) {  // a job takes 2 bytes at least
+    if (count == 0 || count > in.left() / 3) {  // a job takes 3 bytes at least
         in.fail(count == 0 ? status::bad_jobs : status::truncated);
         return 0;
     }
     std::uint64_t size = 0;
     for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
-        const job_extent job{in.varint(), in.varint()};
+        const job_extent job{in.varint(), in.varint(), in.varint()};
         size += job.size;
         if (in.ok() && (job.size == 0 || size >= no_rank)) {
             in.fail(status::bad_jobs);
         }
         jobs.push_back(job);
     }
-    if (in.ok() && !jobs_unique(jobs)) in.fail(status::bad_jobs);
+    if (in.ok() && !in_union_order(jobs)) in.fail(status::bad_jobs);
     return in.ok() ? static_cast<rank_t>(size) : 0;
 }
 
@@ -100,6 +91,7 @@ void decode_join(reader& in, message& out) {
     out.epoch = in.varint();
     const rank_t size = decode_jobs(in, out.jobs);
     out.known.clear();
+    if (in.ok() && out.jobs.back().since != out.epoch) return in.fail(status::bad_jobs);
     if (!in.ok()) return;
     in.rank_list(size, out.failed);
     if (!in.ok()) return;
@@ -165,6 +157,11 @@ notice_mode mode_of(propagator_kind kind) { return static_cast<notice_mode>(kind
 propagator_kind kind_of(notice_mode mode) {
     BTL_FT_ASSERT(mode != notice_mode::direct, "a direct notice has no overlay");
     return static_cast<propagator_kind>(mode);
+}
+
+bool is_join(std::span<const std::byte> bytes) {
+    return bytes.size() >= header_bytes && bytes[0] == std::byte{magic0} && bytes[1] == std::byte{magic1} &&
+           bytes[2] == std::byte{version} && bytes[3] == std::byte{static_cast<std::uint8_t>(msg_type::join)};
 }
 
 status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
@@ -265,11 +262,13 @@ void encode_join(const join_fields& fields, std::vector<std::byte>& out) {
     put_header(put, msg_type::join);
     put.varint(fields.epoch);
     put.varint(static_cast<std::uint32_t>(fields.jobs.size()));
-    BTL_FT_ASSERT(jobs_unique(fields.jobs), "a JOIN lists a job twice");
+    BTL_FT_ASSERT(in_union_order(fields.jobs) && fields.jobs.back().since == fields.epoch,
+                  "a JOIN lists its jobs out of the union's order");
     for (const job_extent& job : fields.jobs) {
         BTL_FT_ASSERT(job.size > 0, "a JOIN lists a job of no process");
         put.varint(job.job);
         put.varint(job.size);
+        put.varint(job.since);
     }
     std::vector<rank_t> ranks;
     ranks.reserve(fields.known.size());
@@ -301,7 +300,7 @@ const char* describe(status value) {
     case status::bad_route: return "route tag out of range";
     case status::bad_state: return "unknown process state";
     case status::bad_value_length: return "value of the wrong length";
-    case status::bad_jobs: return "job list empty, with a job twice or an empty job, or too large";
+    case status::bad_jobs: return "job list empty, out of the union's order, with a job twice or an empty job, or too large";
     case status::bad_kind: return "unknown failure kind";
     }
     return "?";

@@ -5,7 +5,8 @@
 // the detector relies on (sorted, in range, failed and departed disjoint,
 // source in neither), the decoded contributors what the allreduce relies on
 // (in range, the value of the call's length), the decoded JOIN a union
-// (jobs unique, none empty; failures sorted, inside it).
+// (jobs by joining epoch then number, each once, none empty, the last one's
+// epoch the union's; failures sorted, inside it).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -82,13 +83,17 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     if (msg.type == wire::msg_type::join) {
         std::uint64_t size = 0;
         std::vector<std::uint32_t> numbers;
-        for (const job_extent& job : msg.jobs) {
+        for (std::size_t i = 0; i < msg.jobs.size(); ++i) {
+            const job_extent& job = msg.jobs[i];
             require(job.size > 0);
+            require(i == 0 || msg.jobs[i - 1].since < job.since ||
+                    (msg.jobs[i - 1].since == job.since && msg.jobs[i - 1].job < job.job));
             size += job.size;
             numbers.push_back(job.job);
         }
         std::ranges::sort(numbers);
         require(!msg.jobs.empty() && size < no_rank && std::ranges::adjacent_find(numbers) == numbers.end());
+        require(msg.jobs.back().since == msg.epoch);
         for (std::size_t i = 0; i < msg.known.size(); ++i) {
             require(msg.known[i].rank < size && (i == 0 || msg.known[i].rank > msg.known[i - 1].rank));
             require(msg.known[i].kind <= failure_kind::crashed);

@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     write(directory, "witness", wire::encode_witness(300, 5, witness));
     std::array<std::byte, wire::max_witness_reply_bytes> verdict{};
     write(directory, "witness_reply", wire::encode_witness_reply(300, 5, process_state::running, verdict));
-    const std::vector<job_extent> jobs = {{3, 4}, {9, 1}};
+    const std::vector<job_extent> jobs = {{3, 4, 0}, {9, 1, 2}};
     const std::vector<known_failure> known = {{1, failure_kind::crashed}, {4, failure_kind::suspected}};
     wire::encode_join({2, jobs, known}, out);
     write(directory, "join", out);

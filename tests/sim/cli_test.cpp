@@ -146,6 +146,10 @@ TEST(Cli, FaultValuesThatOnlyFailPerConfigurationAreRejected) {
         {{"--nodes", "64", "--join", "8", "--join-at", "1s"}, "--join-at"},
         {{"--nodes", "64", "--join", "2", "--join-victims", "joined", "--failures", "3"}, "--join-victims"},
         {{"--nodes", "64", "--join-victims", "joined"}, "--join-victims"},
+        {{"--nodes", "64", "--join-jobs", "2"}, "--join-jobs"},
+        {{"--nodes", "64", "--join", "5", "--join-jobs", "2"}, "--join-jobs"},
+        {{"--nodes", "64", "--join", "7", "--join-jobs", "7"}, "--join-jobs"},
+        {{"--nodes", "64", "--join", "4", "--join-jobs", "2", "--join-participants", "1"}, "--join-participants"},
     };
     for (const bad_case& bad : cases) {
         const auto parsed = parse(bad.args);

@@ -29,7 +29,7 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
            std::to_string(c.joiners) + " ppn=" + std::to_string(c.per_node) + " hierarchy=" +
            std::string(name_of(c.hierarchy)) + " fault=" + (c.fault == fault_kind::hang ? "hang" : "crash") +
            " f=" + std::to_string(c.failures) + " joined_only=" + std::to_string(c.victims_joined) +
-           " participants=" + std::to_string(c.join_participants);
+           " participants=" + std::to_string(c.join_participants) + " jobs=" + std::to_string(c.join_jobs);
 }
 
 TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
@@ -108,7 +108,9 @@ TEST(JoinProperty, EveryParticipantTellsEveryProcessLeftOut) {
         EXPECT_EQ(result.violations.total(), 0u) << details(result);
         EXPECT_EQ(result.totals.suspicions, 0u);
         EXPECT_EQ(result.totals.joins_sent, 3u * 29u);
-        EXPECT_EQ(result.totals.joins_received, 29u);  // the later ones reach the union's detector: dropped
+        // a JOIN crosses unions: the later ones reach the union's detector,
+        // which finds them stale
+        EXPECT_EQ(result.totals.joins_received, 3u * 29u);
     }
 }
 
@@ -127,6 +129,62 @@ TEST(JoinProperty, MessagesOfTheMembershipLeftBehindAreDroppedWithoutHarm) {
         dropped += result.other_epoch_dropped;
     }
     EXPECT_GT(dropped, 0u);
+}
+
+// Spawns at once from several processes of the first job (join_jobs):
+// each connect makes a union of its own at epoch 1, the others of the
+// first job hear each spawner's JOIN, merge the unions they hear into one
+// and tell the children, which follow. For random spawns and failures
+// after them, every process ends on the union of every job before failures
+// strike, and every run is accurate, complete and bounded.
+TEST(JoinProperty, SpawnsAtOnceMergeIntoOneUnionEverywhere) {
+    int bound_checked = 0, merged_runs = 0;
+    for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+        rng draws(seed, stream::faults);
+        const rank_t jobs = 2 + static_cast<rank_t>(draws.below(3));
+        const rank_t per_job = 1 + static_cast<rank_t>(draws.below(3));
+        const rank_t per_node = 1 + static_cast<rank_t>(draws.below(3));
+        const rank_t first = std::max(jobs, per_node * (2 + static_cast<rank_t>(draws.below(6))));
+        const fault_kind fault = draws.chance(0.5) ? fault_kind::hang : fault_kind::crash;
+        sim_config config = lowlat_join(first, jobs * per_job, fault, 1);
+        config.join_jobs = jobs;
+        config.per_node = per_node;
+        config.hierarchy = draws.chance(0.5) ? hierarchy_kind::node : hierarchy_kind::flat;
+        config.victims_joined = draws.chance(0.5);
+        const std::uint32_t most = config.victims_joined ? config.joiners : max_tolerated_failures(config.nodes);
+        config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
+        config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE(describe(config, seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
+        EXPECT_EQ(result.victims, config.failures);
+        // each spawner tells the rest of the first job; the mergers tell
+        // the children
+        EXPECT_GT(result.totals.joins_sent, static_cast<std::uint64_t>(jobs) * (first - 1));
+        bound_checked += result.bound_checked ? 1 : 0;
+        merged_runs += result.totals.joins_received > static_cast<std::uint64_t>(jobs) * (first - 1) ? 1 : 0;
+    }
+    EXPECT_GT(bound_checked, 80);
+    EXPECT_GT(merged_runs, 100);
+}
+
+// Two parents each spawn a lone child at once, and one child hangs: it is
+// watched on the merged union like any process, and everyone knows at the
+// timeout's bounds (as for a single spawn, above), with no false failure.
+TEST(JoinProperty, ALoneChildOfTwoSpawnsAtOnceThatHangsIsFoundAtTheTimeout) {
+    sim_config config = lowlat_join(8, 2, fault_kind::hang, 1);
+    config.join_jobs = 2;
+    config.victims_joined = true;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const run_result result = simulate(config, seed);
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        EXPECT_EQ(result.violations.total(), 0u) << details(result);
+        EXPECT_EQ(result.totals.suspicions, 1u);
+        ASSERT_GE(result.all_known_ns, 0) << "the hang was never known by all";
+        EXPECT_LE(result.all_known_ns, config.timeout_ns + config.tau_ns * 8 * 4);
+        EXPECT_GE(result.all_known_ns, config.timeout_ns - config.period_ns);
+    }
 }
 
 }  // namespace

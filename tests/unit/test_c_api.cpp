@@ -349,31 +349,57 @@ TEST(CApi, KnownFailuresStartDeadAndAreNotReportedAgain) {
     expect_rejected(config, "known_failures");
 }
 
-TEST(CApi, AMembershipNumbersTheUnionByJobsInTheOrderListedThenRank) {
-    const btl_ft_job_extent_t jobs[] = {{9, 2}, {4, 3}, {9, 2}};
-    btl_ft_membership_t* membership = btl_ft_membership_create(jobs, 3, 7);
+TEST(CApi, AMembershipNumbersTheUnionByJoiningEpochThenJobThenRank) {
+    const btl_ft_job_extent_t jobs[] = {{9, 2, 7}, {4, 3, 0}, {9, 2, 8}};
+    btl_ft_membership_t* membership = btl_ft_membership_create(jobs, 3);
     ASSERT_NE(membership, nullptr);
     EXPECT_EQ(btl_ft_membership_epoch(membership), 7u);
     EXPECT_EQ(btl_ft_membership_size(membership), 5u);
     ASSERT_EQ(btl_ft_membership_job_count(membership), 2u);
-    EXPECT_EQ(btl_ft_membership_job_at(membership, 0).job, 9u);
-    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).size, 3u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 0).job, 4u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).size, 2u);
+    EXPECT_EQ(btl_ft_membership_job_at(membership, 1).since, 7u);
     uint32_t rank = 99, job = 99, job_rank = 99;
     ASSERT_EQ(btl_ft_membership_rank_of(membership, 9, 1, &rank), 0);
-    EXPECT_EQ(rank, 1u);
+    EXPECT_EQ(rank, 4u);
     EXPECT_EQ(btl_ft_membership_rank_of(membership, 9, 2, &rank), -1);
     EXPECT_EQ(btl_ft_membership_rank_of(membership, 5, 0, &rank), -1);
-    ASSERT_EQ(btl_ft_membership_member_at(membership, 4, &job, &job_rank), 0);
+    ASSERT_EQ(btl_ft_membership_member_at(membership, 2, &job, &job_rank), 0);
     EXPECT_EQ(job, 4u);
     EXPECT_EQ(job_rank, 2u);
     EXPECT_EQ(btl_ft_membership_member_at(membership, 5, &job, &job_rank), -1);
     btl_ft_membership_destroy(membership);
 
-    const btl_ft_job_extent_t empty_job[] = {{1, 0}};
-    EXPECT_EQ(btl_ft_membership_create(empty_job, 1, 0), nullptr);
-    EXPECT_EQ(btl_ft_membership_create(jobs, 0, 0), nullptr);
-    const btl_ft_job_extent_t too_many[] = {{1, 0x80000000u}, {2, 0x80000000u}};
-    EXPECT_EQ(btl_ft_membership_create(too_many, 2, 0), nullptr);
+    const btl_ft_job_extent_t empty_job[] = {{1, 0, 0}};
+    EXPECT_EQ(btl_ft_membership_create(empty_job, 1), nullptr);
+    EXPECT_EQ(btl_ft_membership_create(jobs, 0), nullptr);
+    const btl_ft_job_extent_t too_many[] = {{1, 0x80000000u, 0}, {2, 0x80000000u, 1}};
+    EXPECT_EQ(btl_ft_membership_create(too_many, 2), nullptr);
+}
+
+// Two unions made at once from one job, as the shim merges them.
+TEST(CApi, TwoUnionsOfOneEpochMergeAlikeAndTellWhatToDo) {
+    const btl_ft_job_extent_t a_jobs[] = {{1, 4, 0}, {3, 1, 1}}, b_jobs[] = {{1, 4, 0}, {2, 2, 1}};
+    btl_ft_membership_t* a = btl_ft_membership_create(a_jobs, 2);
+    btl_ft_membership_t* b = btl_ft_membership_create(b_jobs, 2);
+    ASSERT_NE(a, nullptr);
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(btl_ft_membership_identity(a), btl_ft_membership_identity(b));
+    EXPECT_EQ(btl_ft_membership_verdict(a, b), BTL_FT_JOIN_MERGE);
+    btl_ft_membership_t* ab = btl_ft_membership_merged(a, b);
+    btl_ft_membership_t* ba = btl_ft_membership_merged(b, a);
+    ASSERT_NE(ab, nullptr);
+    ASSERT_NE(ba, nullptr);
+    EXPECT_EQ(btl_ft_membership_identity(ab), btl_ft_membership_identity(ba));
+    EXPECT_EQ(btl_ft_membership_size(ab), 7u);
+    uint32_t rank = 99;
+    ASSERT_EQ(btl_ft_membership_rank_of(ab, 3, 0, &rank), 0);
+    EXPECT_EQ(rank, 6u);  // job 3 moved past job 2
+    EXPECT_EQ(btl_ft_membership_verdict(a, ab), BTL_FT_JOIN_FOLLOW);
+    EXPECT_EQ(btl_ft_membership_verdict(ab, b), BTL_FT_JOIN_STALE);
+    for (btl_ft_membership_t* one : {a, b, ab, ba}) {
+        btl_ft_membership_destroy(one);
+    }
 }
 
 // Stands for the core running out of memory mid-call: the exception is

@@ -13,7 +13,7 @@ namespace btl_ft::testing {
 namespace {
 
 constexpr time_ns ms = 1'000'000;
-const std::vector<job_extent> two_jobs = {{4, 6}, {9, 1}};
+const std::vector<job_extent> two_jobs = {{4, 6, 0}, {9, 1, 1}};
 
 struct one_detector {
     explicit one_detector(rank_t size, rank_t self = 0, std::size_t max_bytes = 4096) {
@@ -50,16 +50,23 @@ TEST(Join, ItReachesTheSinkEvenFromASenderKnownFailedOrDeparted) {
     one_detector p(6, 2);
     std::vector<std::byte> bytes;
     const std::vector<known_failure> known = {{6, failure_kind::unreachable}};
-    wire::encode_join({3, two_jobs, known}, bytes);
+    const std::vector<job_extent> later = {{4, 6, 0}, {9, 1, 3}};
+    wire::encode_join({3, later, known}, bytes);
     EXPECT_TRUE(p.core->on_message(1 * ms, 0, bytes));
     p.core->report_failure(2 * ms, 0);
     EXPECT_TRUE(p.core->on_message(3 * ms, 0, bytes));
-    ASSERT_EQ(p.io.joins.size(), 2u);
+    // from another union: its sender's rank may be beyond this one's, or
+    // this process's own
+    EXPECT_TRUE(p.core->on_message(4 * ms, 6, bytes));
+    EXPECT_TRUE(p.core->on_message(5 * ms, 2, bytes));
+    ASSERT_EQ(p.io.joins.size(), 4u);
     EXPECT_EQ(p.io.joins[0].from, 0u);
+    EXPECT_EQ(p.io.joins[2].from, 6u);
     EXPECT_EQ(p.io.joins[0].epoch, 3u);
-    EXPECT_EQ(p.io.joins[0].jobs, two_jobs);
+    EXPECT_EQ(p.io.joins[0].jobs, later);
     EXPECT_EQ(p.io.joins[0].known, known);
-    EXPECT_EQ(p.core->stats().joins_received, 2u);
+    EXPECT_EQ(p.core->stats().joins_received, 4u);
+    EXPECT_EQ(p.core->stats().malformed_dropped, 0u);
     // the core moves nothing itself: the caller leaves it
     EXPECT_FALSE(p.core->stopped());
 }
@@ -80,7 +87,7 @@ TEST(Join, FailuresThatDoNotFitAreLeftOutFromTheHighestRank) {
     for (rank_t rank = 10; rank < 1000; rank += 7) {
         known.push_back({rank, failure_kind::suspected});
     }
-    const std::vector<job_extent> big = {{4, 4}, {5, 2000}};
+    const std::vector<job_extent> big = {{4, 4, 0}, {5, 2000, 2}};
     const std::vector<rank_t> left_out = {1, 2};
     const long carried = p.core->announce_join(1 * ms, {2, big, known}, left_out);
     ASSERT_GT(carried, 0);
@@ -100,7 +107,7 @@ TEST(Join, JobsThatDoNotFitSendNothing) {
     one_detector p(4, 0, wire::min_message_bytes);
     std::vector<job_extent> many;
     for (std::uint32_t job = 0; job < 30; ++job) {
-        many.push_back({0x10000000u + job, 0x100000u});
+        many.push_back({0x10000000u + job, 0x100000u, job == 0 ? 0u : 2u});
     }
     const std::vector<rank_t> left_out = {1, 2, 3};
     EXPECT_EQ(p.core->announce_join(1 * ms, {2, many, {}}, left_out), -1);
@@ -154,10 +161,13 @@ TEST(Join, TheCApiCarriesItFromOneDetectorToTheOther) {
     ASSERT_EQ(btl_ft_start(sender, 0), 0);
     ASSERT_EQ(btl_ft_start(receiver, 0), 0);
     a.sent.clear();
-    const btl_ft_job_extent_t jobs[] = {{4, 3}, {9, 2}}, twice[] = {{4, 3}, {4, 3}};
+    const btl_ft_job_extent_t jobs[] = {{4, 3, 0}, {9, 2, 1}}, twice[] = {{4, 3, 0}, {4, 3, 1}},
+                              unordered[] = {{9, 2, 1}, {4, 3, 0}};
     const btl_ft_known_failure_t known[] = {{3, BTL_FT_CRASHED}}, outside[] = {{5, BTL_FT_CRASHED}};
     const uint32_t to[] = {2};
     EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, twice, 2, known, 1, to, 1), -1);
+    EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, unordered, 2, known, 1, to, 1), -1);
+    EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 2, jobs, 2, known, 1, to, 1), -1);  // not the last since
     EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, jobs, 2, outside, 1, to, 1), -1);
     EXPECT_TRUE(a.sent.empty());
     EXPECT_EQ(btl_ft_announce_join(sender, 1 * ms, 1, jobs, 2, known, 1, to, 1), 1);

@@ -29,23 +29,28 @@ TEST(Membership, JobsAreNumberedInTheOrderTheyJoined) {
     const membership joined = world.joined(later);
     EXPECT_EQ(joined.epoch(), 1u);
     EXPECT_EQ(joined.size(), 9u);
-    // job 5 (4 processes) keeps its ranks, then job 9 (2), then job 2 (3),
-    // whatever their identifiers
+    // job 5 (4 processes) keeps its ranks, then the jobs that joined
+    // together, by number: job 2 (3), then job 9 (2)
     EXPECT_EQ(joined.rank_of({5, 0}), 0u);
-    EXPECT_EQ(joined.rank_of({9, 1}), 5u);
-    EXPECT_EQ(joined.rank_of({2, 0}), 6u);
+    EXPECT_EQ(joined.rank_of({2, 0}), 4u);
+    EXPECT_EQ(joined.rank_of({9, 1}), 8u);
     EXPECT_EQ(joined.rank_of({2, 3}), std::nullopt);
     EXPECT_EQ(joined.rank_of({3, 0}), std::nullopt);
     for (rank_t r = 0; r < joined.size(); ++r) {
         EXPECT_EQ(joined.rank_of(joined.member_at(r)), r);
     }
-    // the same union reached in two joins: nobody already in moved
+    // job 9 first, then job 2: a lower number that joins later comes after
     const job_extent first[] = {{9, 2}};
     const job_extent second[] = {{2, 3}};
     const membership stepwise = world.joined(first).joined(second);
     EXPECT_EQ(stepwise.epoch(), 2u);
-    for (rank_t r = 0; r < joined.size(); ++r) {
-        EXPECT_EQ(stepwise.member_at(r), joined.member_at(r));
+    EXPECT_EQ(stepwise.rank_of({9, 0}), 4u);
+    EXPECT_EQ(stepwise.rank_of({2, 0}), 6u);
+    EXPECT_NE(stepwise.identity(), joined.identity());
+    // nobody already in moved
+    const membership middle = world.joined(first);
+    for (rank_t r = 0; r < middle.size(); ++r) {
+        EXPECT_EQ(stepwise.member_at(r), middle.member_at(r));
     }
 }
 
@@ -57,31 +62,67 @@ TEST(Membership, AJobAlreadyInIsNotAddedTwice) {
     EXPECT_TRUE(joined.contains(5));
     EXPECT_TRUE(joined.contains(6));
     EXPECT_FALSE(joined.contains(7));
-    const job_extent twice[] = {{8, 2}, {3, 1}, {8, 2}};
-    const membership listed = membership::of(twice, 4);
+    EXPECT_EQ(joined.jobs()[0].since, 0u);  // not stamped again
+    // listed twice: counted once, with its earliest epoch
+    const job_extent twice[] = {{8, 2, 3}, {3, 1, 2}, {8, 2, 1}};
+    const membership listed = membership::of(twice);
     EXPECT_EQ(listed.size(), 3u);
-    EXPECT_EQ(listed.rank_of({3, 0}), 2u);  // where job 8 was first listed
+    EXPECT_EQ(listed.epoch(), 2u);
+    EXPECT_EQ(listed.rank_of({8, 0}), 0u);
+    EXPECT_EQ(listed.rank_of({3, 0}), 2u);
 }
 
-// Two unions that connect build the same one when they list each other's
-// jobs in the same order (the shim lists first the side whose processes
-// must keep their ranks), and different ones otherwise.
-TEST(Membership, TwoUnionsBuildTheSameUnionWhenTheyListTheJobsAlike) {
-    const job_extent parents[] = {{7, 3}, {2, 1}};
-    const job_extent children[] = {{5, 2}};
-    std::vector<job_extent> listed(std::begin(parents), std::end(parents));
-    listed.insert(listed.end(), std::begin(children), std::end(children));
-    const membership a = membership::of(listed, 2);
-    const membership b = membership::of(listed, 2);
+// Two unions that connect build the same one from each other's jobs,
+// whatever order each lists them in: the union is a function of its jobs.
+TEST(Membership, TheUnionOfTheSameJobsIsTheSameWhateverTheOrderListed) {
+    const job_extent listed[] = {{7, 3, 0}, {2, 1, 1}, {5, 2, 2}};
+    const job_extent reversed[] = {{5, 2, 2}, {2, 1, 1}, {7, 3, 0}};
+    const membership a = membership::of(listed);
+    const membership b = membership::of(reversed);
     EXPECT_EQ(a.size(), 6u);
     EXPECT_EQ(a.epoch(), 2u);
+    EXPECT_EQ(a.identity(), b.identity());
     for (rank_t r = 0; r < a.size(); ++r) {
         EXPECT_EQ(a.member_at(r), b.member_at(r));
     }
     EXPECT_EQ(a.rank_of({5, 1}), 5u);
-    std::vector<job_extent> children_first(std::begin(children), std::end(children));
-    children_first.insert(children_first.end(), std::begin(parents), std::end(parents));
-    EXPECT_EQ(membership::of(children_first, 2).rank_of({5, 1}), 1u);
+    EXPECT_TRUE(in_union_order(a.jobs()));
+    EXPECT_FALSE(in_union_order(reversed));
+    const job_extent twice[] = {{7, 3, 0}, {2, 1, 1}, {7, 3, 2}};
+    EXPECT_FALSE(in_union_order(twice));
+}
+
+// Two spawns at once from one job (membership.hpp): each makes a union of
+// epoch 1. Whoever hears of both merges them, into the same union whatever
+// the order it hears them in, and whatever the grouping of three.
+TEST(Membership, UnionsMadeAtOnceMergeAlikeEverywhere) {
+    const membership parents(1, 4);
+    const job_extent a_job[] = {{3, 2}};
+    const job_extent b_job[] = {{2, 1}};
+    const job_extent c_job[] = {{4, 3}};
+    const membership a = parents.joined(a_job), b = parents.joined(b_job), c = parents.joined(c_job);
+    EXPECT_EQ(a.epoch(), b.epoch());
+    EXPECT_NE(a.identity(), b.identity());
+    const membership ab = membership::merged(a, b);
+    EXPECT_EQ(ab.identity(), membership::merged(b, a).identity());
+    EXPECT_EQ(ab.size(), 7u);
+    EXPECT_EQ(ab.epoch(), 1u);
+    EXPECT_EQ(ab.rank_of({2, 0}), 4u);  // by job number within epoch 1
+    EXPECT_EQ(ab.rank_of({3, 1}), 6u);
+    const membership left = membership::merged(ab, c);
+    const membership right = membership::merged(a, membership::merged(c, b));
+    EXPECT_EQ(left.identity(), right.identity());
+    EXPECT_EQ(membership::merged(left, left).identity(), left.identity());
+    // the verdicts along the way
+    EXPECT_EQ(verdict_on(a, b), join_verdict::merge);
+    EXPECT_EQ(verdict_on(a, ab), join_verdict::follow);
+    EXPECT_EQ(verdict_on(ab, a), join_verdict::stale);
+    EXPECT_EQ(verdict_on(ab, ab), join_verdict::stale);
+    EXPECT_EQ(verdict_on(parents, a), join_verdict::follow);
+    // whom a parent that merged a and b tells: the children of both
+    const std::vector<rank_t> told = ab.ranks_not_in_both(a, b);
+    EXPECT_EQ(told, (std::vector<rank_t>{4, 5, 6}));
+    EXPECT_TRUE(left.ranks_not_in_both(left, left).empty());
 }
 
 TEST(Membership, FailuresAreCarriedIntoTheNewNumbering) {
@@ -91,9 +132,9 @@ TEST(Membership, FailuresAreCarriedIntoTheNewNumbering) {
     const known_failure before[] = {{1, failure_kind::crashed}, {3, failure_kind::suspected}};
     const std::vector<known_failure> same = {{1, failure_kind::crashed}, {3, failure_kind::suspected}};
     EXPECT_EQ(parents_first.carried(parents, before), same);
-    // a union that lists the child first: the parents move up by 3
-    const job_extent child_first[] = {{2, 3}, {5, 4}};
-    const membership moved = membership::of(child_first, 1);
+    // a union where the child came first: the parents move up by 3
+    const job_extent child_first[] = {{2, 3, 0}, {5, 4, 1}};
+    const membership moved = membership::of(child_first);
     const std::vector<known_failure> expected = {{4, failure_kind::crashed}, {6, failure_kind::suspected}};
     EXPECT_EQ(moved.carried(parents, before), expected);
 }

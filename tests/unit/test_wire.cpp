@@ -28,9 +28,10 @@ std::vector<std::byte> a_notice(std::vector<rank_t> failed = {3, 70, 5000, 1u <<
     return out;
 }
 
-// A union of jobs 7 (3 processes) and 300 (2^20), knowing two failures.
+// A union of jobs 7 (3 processes, from epoch 0) and 300 (2^20, joined at
+// epoch 0x12345), knowing two failures.
 std::vector<std::byte> a_join() {
-    const std::vector<job_extent> jobs = {{7, 3}, {300, 1u << 20}};
+    const std::vector<job_extent> jobs = {{7, 3, 0}, {300, 1u << 20, 0x12345}};
     const std::vector<known_failure> known = {{1, failure_kind::crashed}, {(1u << 20) + 2, failure_kind::suspected}};
     std::vector<std::byte> out;
     encode_join({0x12345, jobs, known}, out);
@@ -160,44 +161,63 @@ TEST(Wire, JoinRoundTripsWithRanksOfTheNewUnion) {
     ASSERT_EQ(decode(a_join(), {4, 4096}, msg), status::ok);
     EXPECT_EQ(msg.type, msg_type::join);
     EXPECT_EQ(msg.epoch, 0x12345u);
-    EXPECT_EQ(msg.jobs, (std::vector<job_extent>{{7, 3}, {300, 1u << 20}}));
+    EXPECT_EQ(msg.jobs, (std::vector<job_extent>{{7, 3, 0}, {300, 1u << 20, 0x12345}}));
     EXPECT_EQ(msg.known, (std::vector<known_failure>{{1, failure_kind::crashed}, {(1u << 20) + 2, failure_kind::suspected}}));
 }
 
 // A union lists its jobs in the order they joined, not by identifier.
 TEST(Wire, AJoinKeepsTheOrderOfItsJobs) {
     std::vector<std::byte> out;
-    const std::vector<job_extent> jobs = {{9, 2}, {4, 3}};
+    const std::vector<job_extent> jobs = {{9, 2, 0}, {4, 3, 1}};
     encode_join({1, jobs, {}}, out);
     message msg;
     ASSERT_EQ(decode(out, job, msg), status::ok);
     EXPECT_EQ(msg.jobs, jobs);
 }
 
+// What a transport reads to hand a JOIN across unions: the header alone.
+TEST(Wire, AJoinIsKnownByItsHeader) {
+    EXPECT_TRUE(is_join(a_join()));
+    EXPECT_FALSE(is_join(a_notice()));
+    const auto heartbeat = encode_heartbeat(7);
+    EXPECT_FALSE(is_join(heartbeat));
+    std::vector<std::byte> old = a_join();
+    old[2] = std::byte{version - 1};
+    EXPECT_FALSE(is_join(old));
+    const std::vector<std::byte> whole = a_join();
+    EXPECT_FALSE(is_join(std::span(whole).first(3)));
+}
+
 TEST(Wire, MalformedJoinsAreRejected) {
     message msg;
     const int join = static_cast<int>(msg_type::join);
-    // epoch 1; no job; jobs 5 then 5; an empty job; one job of 2, no failure list.
+    // Each job is (job, size, since). Epoch 1 and: no job; job 5 twice;
+    // jobs 5, 6, then 5 again; 6 (since 1) before 5 (since 0); an empty
+    // job; a last since other than the epoch.
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 0, 0}), job, msg), status::bad_jobs);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 5, 1, 5, 1, 0}), job, msg), status::bad_jobs);
-    // jobs 5, 6, then 5 again
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 3, 5, 1, 6, 1, 5, 1, 0}), job, msg), status::bad_jobs);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 0, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 5, 1, 0, 5, 1, 1, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 3, 5, 1, 0, 6, 1, 1, 5, 1, 1, 0}), job, msg),
+              status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 6, 1, 1, 5, 1, 0, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 0, 1, 0}), job, msg), status::bad_jobs);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 2, 1, 5, 2, 1, 0}), job, msg), status::bad_jobs);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2}), job, msg), status::truncated);
     // A job count the bytes left cannot hold.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 100, 5, 2, 0}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 100, 5, 2, 1, 0}), job, msg), status::truncated);
     // Two jobs of 2^31 and more: more processes than ranks can name.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 1, 0x80, 0x80, 0x80, 0x80, 0x08, 2, 0x80, 0x80,
-                               0x80, 0x80, 0x08, 0}),
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 2, 1, 0x80, 0x80, 0x80, 0x80, 0x08, 0, 2, 0x80, 0x80,
+                               0x80, 0x80, 0x08, 1, 0}),
                      job, msg),
               status::bad_jobs);
     // One job of 2: a failure at rank 2 is outside it; a kind above crashed;
     // a kind missing; a byte after the kinds.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 2, 0}), job, msg), status::rank_out_of_range);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 3}), job, msg), status::bad_kind);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1}), job, msg), status::truncated);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 2, 0}), job, msg), status::trailing_bytes);
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 2}), job, msg), status::ok);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 2, 0}), job, msg),
+              status::rank_out_of_range);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 1, 3}), job, msg), status::bad_kind);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 1}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 1, 2, 0}), job, msg),
+              status::trailing_bytes);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, join, 1, 1, 5, 2, 1, 1, 1, 2}), job, msg), status::ok);
 }
 
 TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {

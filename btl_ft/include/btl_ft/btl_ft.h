@@ -239,7 +239,8 @@ int btl_ft_leave(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *le
 /* Before leaving, at a connect this process took part in: a JOIN to each
  * of `to` (processes of this membership left out of the connect) naming
  * the union it moves to (see detector::announce_join): `jobs` in the
- * union's order (btl_ft_membership_job_at), unique, none empty; `known`
+ * union's order (btl_ft_membership_job_at), none empty, `epoch` the last
+ * one's since; `known`
  * sorted by rank, unique, in that union.
  * Returns how many of `known` went; -1, nothing sent, when the arguments
  * are not such a union or the jobs alone do not fit in a message; or
@@ -272,20 +273,32 @@ const char *btl_ft_ring_order_name(int ring_order);
 const char *btl_ft_propagator_name(int propagator);
 const char *btl_ft_hierarchy_name(int hierarchy);
 
-/* The union of the jobs an application is connected to, numbered by (job,
- * rank in the job): see btl_ft/membership.hpp. A job is named by an
- * identifier every process gives it alike (the runtime's job number). */
+/* The union of the jobs an application is connected to, numbered by (the
+ * epoch its job joined at, job, rank in the job): see btl_ft/membership.hpp.
+ * A job is named by an identifier every process gives it alike (the
+ * runtime's job number). */
 typedef struct btl_ft_job_extent {
     uint32_t job;
     uint32_t size;
+    uint32_t since; /* the epoch at which it joined the union */
 } btl_ft_job_extent_t;
 typedef struct btl_ft_membership btl_ft_membership_t;
 
-/* The union of `count` jobs in the order listed, each job's ranks together
- * and in order (one listed twice counts once, where first listed) at
- * `epoch`; NULL when there is no job, a job has no process, the union has
- * more processes than a rank can name, or memory runs out. */
-btl_ft_membership_t *btl_ft_membership_create(const btl_ft_job_extent_t *jobs, size_t count, uint32_t epoch);
+/* The union of `count` jobs in any order: by (since, job), each job's ranks
+ * together and in order, one listed twice counting once with its earliest
+ * since, at the latest since as epoch; NULL when there is no job, a job has
+ * no process, the union has more processes than a rank can name, or memory
+ * runs out. */
+btl_ft_membership_t *btl_ft_membership_create(const btl_ft_job_extent_t *jobs, size_t count);
+/* The union of two unions, the same whichever comes first; NULL when it
+ * has more processes than a rank can name or memory runs out. */
+btl_ft_membership_t *btl_ft_membership_merged(const btl_ft_membership_t *a, const btl_ft_membership_t *b);
+/* What a process watching `watched` does with a JOIN naming `heard` (see
+ * btl_ft::join_verdict) */
+enum btl_ft_join_verdict { BTL_FT_JOIN_STALE = 0, BTL_FT_JOIN_FOLLOW = 1, BTL_FT_JOIN_MERGE = 2 };
+int btl_ft_membership_verdict(const btl_ft_membership_t *watched, const btl_ft_membership_t *heard);
+/* A digest of the jobs: tells two unions of one epoch apart */
+uint64_t btl_ft_membership_identity(const btl_ft_membership_t *membership);
 void btl_ft_membership_destroy(btl_ft_membership_t *membership);
 uint32_t btl_ft_membership_epoch(const btl_ft_membership_t *membership);
 uint32_t btl_ft_membership_size(const btl_ft_membership_t *membership);

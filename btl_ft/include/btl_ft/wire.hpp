@@ -62,7 +62,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // transport error is not reported as a hang by the processes it reaches.
 // 6 added JOIN: a version-5 process left out of a connect would never
 // follow its union, and the new union would take its silence for a failure.
-inline constexpr std::uint8_t version = 6;
+// 7 added each job's joining epoch to JOIN, which a version-6 peer would
+// read as the next job.
+inline constexpr std::uint8_t version = 7;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = BTL_FT_HANDLE_MAX_BYTES;
@@ -110,8 +112,9 @@ enum class status : std::uint8_t {
     bad_route,
     bad_state,          // a WITNESS_REPLY state above `gone`
     bad_value_length,   // an allreduce value not of the call's length
-    bad_jobs,           // a JOIN's job list empty, with a job twice or an empty
-                        // job, or naming more processes than ranks can
+    bad_jobs,           // a JOIN's job list empty, out of the union's order,
+                        // with a job twice or an empty job, or naming more
+                        // processes than ranks can
     bad_kind,           // a JOIN's failure kind above `crashed`
 };
 const char* describe(status value);
@@ -146,6 +149,11 @@ struct message {
 
 status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
 
+// Whether `bytes` claim to be a JOIN (the header alone is read): the one
+// message a transport hands to a detector of another union than its
+// sender's (membership.hpp). decode() still checks the rest.
+bool is_join(std::span<const std::byte> bytes);
+
 // Encoders. The fixed-size ones return arrays so the heartbeat path never
 // allocates; the others replace the contents of `out`.
 std::array<std::byte, heartbeat_bytes> encode_heartbeat(std::uint64_t word);
@@ -165,7 +173,8 @@ void encode_notice(const notice_fields& fields, std::vector<std::byte>& out);
 void encode_leave(std::span<const rank_t> departed, std::vector<std::byte>& out);
 // A JOIN: the union this process moved to, for the processes of its old
 // one that took no part in the connect (membership.hpp). `jobs` in the
-// union's order, unique, none empty; `known` sorted by rank, unique, below
+// union's order (in_union_order), none empty, the last one's `since` the
+// epoch; `known` sorted by rank, unique, below
 // the union's size.
 struct join_fields {
     std::uint32_t epoch;

@@ -456,7 +456,7 @@ static void follow_kept(void)
     /* a connect makes a union only over the detector's own transport, which
      * every process of a job takes or none does */
     if (!module.active || !module.over_ucx || heard.epoch <= ompi_comm_ft_union_epoch()
-        || NULL == (follow.next = btl_ft_membership_create(heard.jobs, heard.job_count, heard.epoch))
+        || NULL == (follow.next = btl_ft_membership_create(heard.jobs, heard.job_count))
         || !ompi_comm_ft_union_keeps_ranks(follow.next)) {
         say_not_followed(&from);
         btl_ft_membership_destroy(follow.next);

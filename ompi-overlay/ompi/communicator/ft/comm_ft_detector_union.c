@@ -49,7 +49,7 @@
 #include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/group/group.h"
 
-#define VIEW_VERSION 2
+#define VIEW_VERSION 3
 /* how long a root waits for the other root's view; the other side's
  * root publishes it right after the connect, unless it died */
 #define EXCHANGE_TIMEOUT_S 30
@@ -71,7 +71,7 @@ int ompi_comm_ft_union_init(uint32_t job, uint32_t size)
     btl_ft_job_extent_t own = {.job = job, .size = size};
 
     btl_ft_membership_destroy(current);
-    current = btl_ft_membership_create(&own, 1, 0);
+    current = btl_ft_membership_create(&own, 1);
     return NULL == current ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
 }
 
@@ -336,9 +336,9 @@ static int first_view(const ompi_comm_ft_union_view_t views[2])
     return compare_views(&views[0], &views[1]) <= 0 ? 0 : 1;
 }
 
-/* The union of both views, the first view's jobs then the other's, at the
- * later epoch plus one (the same at every process of both sides); NULL
- * when nothing would change. */
+/* The union of both views, the first view's jobs as they were, then the
+ * other's, which join at the later epoch plus one (the same at every
+ * process of both sides); NULL when nothing would change. */
 btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views[2])
 {
     btl_ft_job_extent_t jobs[2 * OMPI_COMM_FT_UNION_JOBS_MAX];
@@ -349,8 +349,11 @@ btl_ft_membership_t *ompi_comm_ft_union_of(const ompi_comm_ft_union_view_t views
     btl_ft_membership_t *next;
 
     memcpy(jobs, first->jobs, first->job_count * sizeof(jobs[0]));
-    memcpy(jobs + first->job_count, second->jobs, second->job_count * sizeof(jobs[0]));
-    next = btl_ft_membership_create(jobs, count, epoch + 1);
+    for (uint32_t i = 0; i < second->job_count; ++i) {
+        jobs[first->job_count + i] = second->jobs[i];
+        jobs[first->job_count + i].since = epoch + 1;
+    }
+    next = btl_ft_membership_create(jobs, count);
     if (NULL != next && NULL != current
         && btl_ft_membership_size(next) == btl_ft_membership_size(current)) {
         btl_ft_membership_destroy(next); /* both sides were one union already */
