@@ -4,6 +4,7 @@
 // transport and sink. No protocol logic lives here. No exception leaves
 // this file: the caller is C.
 #include "btl_ft/btl_ft.h"
+#include "btl_ft/wire.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -376,6 +377,10 @@ long btl_ft_announce_join(btl_ft_detector_t* detector, int64_t now_ns, uint32_t 
         carried = detector->core->announce_join(now_ns, {epoch, *extents, failures}, {to, to == nullptr ? 0 : to_count});
     });
     return status != 0 ? status : carried;
+}
+
+int btl_ft_is_join(const void* bytes, size_t length) {
+    return bytes != nullptr && btl_ft::wire::is_join({static_cast<const std::byte*>(bytes), length}) ? 1 : 0;
 }
 
 const char* btl_ft_failure(const btl_ft_detector_t* detector) {

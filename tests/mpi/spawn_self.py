@@ -2,8 +2,8 @@
 left out of it follow the union by a JOIN, and every process of it is
 watched.
 
-  spawn_self.py [--np 4] [--spawners 1] [--cases child-hang,parent-hang,clean] [--nodes N]
-                [--mca key=value ...]
+  spawn_self.py [--np 4] [--spawners 1] [--at-once] [--cases child-hang,parent-hang,clean]
+                [--nodes N] [--mca key=value ...]
 
 Runs ulfm_spawn_self.c: rank 0 alone spawns one child and merges with it,
 while the other parents compute outside MPI (only their detector threads
@@ -22,7 +22,10 @@ left out of the other's spawn: rank 1 first, a child that starts 1.5 s
 late, then rank 0. So the runtime numbers rank 1's child's job below rank
 0's, while rank 0's connect ends first: the union must list its jobs in
 the order they joined for the processes left out to follow. In
-child-hang, rank 1's child stops.
+child-hang, rank 1's child stops. With --at-once as well, both spawn at
+the same moment, children that start at once: the two connects may each
+make a union of their own at one epoch, and every process must end on
+the merge of both all the same (the run says how many processes merged).
 In every case each parent left out must say that a JOIN moved it, nobody
 may log a failure of any other process (no false failure), and mpirun
 must exit 0 within its bound. Every survivor must end up watching one
@@ -44,7 +47,9 @@ CASES = ("child-hang", "parent-hang", "clean")
 VICTIM_PARENT = 2
 # "[host:pid] [[family,job],vpid] btl_ft: <who> failed: <how>"
 FAILED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: (rank \d+(?: of job \S+)?) failed: ")
-JOINED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union .* told by a JOIN")
+JOINED_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union .* "
+                         r"(?:told by a JOIN|merged from unions made at once)")
+MERGED_LINE = re.compile(r"btl_ft: now watching the union .* merged from unions made at once")
 UNION_LINE = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: now watching the union of (\d+) jobs, (\d+) processes")
 JOB_OF = re.compile(r"rank (\d+)(?: of job \[\d+,(\d+)\])?")
 HEARTBEATS = re.compile(r"\[\[\d+,(\d+)\],(\d+)\] btl_ft: heartbeats over ucx: (\d+) stored into a "
@@ -175,10 +180,13 @@ def run_cases(args, cases, exe, mca, command_for):
     for case in cases:
         # with two spawners the parents left out compute until both joins are done
         program = [exe, "--kind", case, "--victim", VICTIM_PARENT, "--spawners", args.spawners,
+                   "--at-once", int(args.at_once),
                    "--compute-ms", 1500 if args.spawners == 1 else 3000, "--deadline-s", args.deadline_s]
         run = launch.run(command_for(program), deadline_s=args.deadline_s + 30)
         if args.spawners == 2:
             say_join_order(case, run.output)
+            merges = sum(1 for line in run.output.splitlines() if MERGED_LINE.search(line))
+            print(f"  {case}: {merges} processes moved to a union merged from two made at once")
         for r in run.records:
             if r.get("failed_ms", -1) >= 0:
                 print(f"  {case}: {r['side']} {r['rank']} saw the failure after {r['failed_ms']:.0f} ms")
@@ -190,6 +198,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--np", type=int, default=4)
     p.add_argument("--spawners", type=int, choices=(1, 2), default=1, help="parents that each spawn a child")
+    p.add_argument("--at-once", action="store_true", help="with --spawners 2: both spawn at the same moment")
     p.add_argument("--cases", default=",".join(CASES))
     p.add_argument("--deadline-s", type=int, default=20)
     p.add_argument("--nodes", type=int, default=0, help="run across this many emulated nodes")

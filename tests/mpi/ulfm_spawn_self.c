@@ -9,7 +9,10 @@
  * CHILD_DELAY_NS before MPI_Init, then rank 0, CHILD_DELAY_NS / 5 later, a
  * child that starts at once. So the runtime numbers rank 1's child's job
  * below rank 0's, while rank 0's connect ends first: the union's second
- * job has the higher number.
+ * job has the higher number. With --at-once 1 as well, both spawn right
+ * after a barrier, children that start at once: the two connects may end
+ * within the time a JOIN takes, each making a union of its own at the
+ * same epoch, which the processes that hear of both merge.
  * Then:
  *
  *   --kind child-hang   the child of the last spawner stops (SIGSTOP); its
@@ -27,7 +30,7 @@
  * lines (mpi_ft_verbose 1), which tests/mpi/spawn_self.py reads.
  *
  *   ulfm_spawn_self --kind child-hang|parent-hang|clean [--victim 2] [--spawners 1|2]
- *                   [--compute-ms 1500] [--linger-ms 2000] [--deadline-s 20]
+ *                   [--at-once 0|1] [--compute-ms 1500] [--linger-ms 2000] [--deadline-s 20]
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -47,6 +50,7 @@ struct options {
     const char *kind;
     int victim;
     int spawners;
+    int at_once;
     int spawned_by; /* a child's parent, from the arguments it was given */
     int compute_ms;
     int linger_ms;
@@ -61,6 +65,7 @@ static void parse(int argc, char **argv, struct options *o)
         if (!strcmp(argv[i], "--kind")) o->kind = argv[i + 1];
         else if (!strcmp(argv[i], "--victim")) o->victim = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--spawners")) o->spawners = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--at-once")) o->at_once = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--spawned-by")) o->spawned_by = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--compute-ms")) o->compute_ms = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--linger-ms")) o->linger_ms = atoi(argv[i + 1]);
@@ -119,13 +124,17 @@ static char **child_arguments(int argc, char **argv, int spawner)
     return args;
 }
 
-/* Before MPI_Init: the child of the last of two spawners starts late. */
+/* Before MPI_Init: the child of the last of two spawners starts late,
+ * unless they spawn at once. */
 static void start_late_if_asked(int argc, char **argv)
 {
+    bool late = false, at_once = false;
     for (int i = 1; i + 1 < argc; ++i) {
-        if (!strcmp(argv[i], "--spawned-by") && atoi(argv[i + 1]) == 1) {
-            usleep(CHILD_DELAY_NS / 1000);
-        }
+        late = late || (!strcmp(argv[i], "--spawned-by") && atoi(argv[i + 1]) == 1);
+        at_once = at_once || (!strcmp(argv[i], "--at-once") && atoi(argv[i + 1]) == 1);
+    }
+    if (late && !at_once) {
+        usleep(CHILD_DELAY_NS / 1000);
     }
 }
 
@@ -152,7 +161,7 @@ int main(int argc, char **argv)
         inter = parent;
     } else if (spawner) {
         char **args = child_arguments(argc, argv, world_rank);
-        if (o.spawners > 1 && world_rank == 0) usleep(CHILD_DELAY_NS / 5000);   /* after rank 1's */
+        if (o.spawners > 1 && world_rank == 0 && !o.at_once) usleep(CHILD_DELAY_NS / 5000);   /* after rank 1's */
         MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter, MPI_ERRCODES_IGNORE);
         free(args);
     }

@@ -249,6 +249,11 @@ long btl_ft_announce_join(btl_ft_detector_t *detector, int64_t now_ns, uint32_t 
                           const struct btl_ft_job_extent *jobs, size_t job_count,
                           const struct btl_ft_known_failure *known, size_t known_count, const uint32_t *to,
                           size_t to_count);
+/* Whether `bytes` claim to be a JOIN (the header alone is read): the one
+ * message a transport hands to a detector of another union than its
+ * sender's, with a `from` of the receiver's choosing (see
+ * btl_ft::wire::is_join) */
+int btl_ft_is_join(const void *bytes, size_t length);
 /* NULL while the detector works; after BTL_FT_BROKEN, what the core met */
 const char *btl_ft_failure(const btl_ft_detector_t *detector);
 

@@ -527,18 +527,24 @@ int ompi_comm_failure_detector_finalize(void)
     return OMPI_SUCCESS;
 }
 
+/* Pinned: a JOIN may renumber the union meanwhile (comm_ft_detector_join.c). */
 static void report(const struct ompi_proc_t *proc, int kind)
 {
     const opal_process_name_t *name = &proc->super.proc_name;
     uint32_t rank;
 
-    if (module.active && ompi_comm_ft_union_rank_of(name, &rank)) {
+    if (!module.active) {
+        return;
+    }
+    ompi_comm_ft_union_pin();
+    if (ompi_comm_ft_union_rank_of(name, &rank)) {
         opal_output_verbose(2, ompi_ftmpi_output_handle, "%s btl_ft: %s reported %s",
                             OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), OMPI_NAME_PRINT(name),
                             BTL_FT_CRASHED == kind ? "ended by the runtime" : "failed by ULFM");
         __atomic_store_n(&module.known_failed[rank], 1, __ATOMIC_RELEASE);
         ompi_comm_ft_driver_report(rank, kind);
     }
+    ompi_comm_ft_union_unpin();
 }
 
 /* Whatever ULFM learnt, first hand or not (a BTL error, an agreement, our own
@@ -569,11 +575,13 @@ void ompi_comm_failure_detector_shrunk(struct ompi_communicator_t *comm)
     if (NULL == (members = malloc(size * sizeof(*members)))) {
         return;
     }
+    ompi_comm_ft_union_pin();
     for (int i = 0; i < size; ++i) {
         opal_process_name_t name = ompi_group_get_proc_name(comm->c_local_group, i);
         count += ompi_comm_ft_union_rank_of(&name, &members[count]) ? 1 : 0;
     }
     ompi_comm_ft_driver_shrunk(members, count);
+    ompi_comm_ft_union_unpin();
     free(members);
 }
 
@@ -592,6 +600,8 @@ static const ompi_comm_ft_driver_ops_t common_ops = {
     .close_call = ompi_comm_ft_conclusions_close_call,
     .report_counters = ompi_comm_ft_conclusions_report_counters,
     .tell_ulfm = ompi_comm_ft_conclusions_tell_ulfm,
+    .pin = ompi_comm_ft_union_pin,
+    .unpin = ompi_comm_ft_union_unpin,
     .joined = ompi_comm_ft_join_heard,
     .follow_join = ompi_comm_ft_join_follow,
 };

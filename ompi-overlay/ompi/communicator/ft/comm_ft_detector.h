@@ -127,10 +127,11 @@ int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
  * every process of another node (jobs of up to 4096). */
 void ompi_comm_ft_ucx_connect(void);
 /* A join (core lock not needed: no detector runs): the union's `size`
- * processes by name, previous[rank] a process's rank in the last union
- * (UINT32_MAX: new to it), node ids as init's, the processes known
- * failed (never sent to). Then connect() wires up the new ones. */
-int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch,
+ * processes by name, its epoch and identity (btl_ft_membership_identity),
+ * previous[rank] a process's rank in the last union (UINT32_MAX: new to
+ * it), node ids as init's, the processes known failed (never sent to).
+ * Then connect() wires up the new ones. */
+int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t identity,
                           const opal_process_name_t *names, const uint32_t *previous,
                           const uint32_t *node_of_rank, const btl_ft_known_failure_t *failed,
                           size_t failed_count);
@@ -210,8 +211,11 @@ typedef struct ompi_comm_ft_driver_ops_t {
     void (*declared_dead_self)(uint32_t told_by, const char *reason);
     void (*close_call)(uint32_t emitter, int64_t silent_ns);
     void (*report_counters)(const btl_ft_stats_t *stats);
-    /* a failure for ULFM, from opal_progress with no lock of ours held */
+    /* a failure for ULFM, from opal_progress with no lock of ours held,
+     * between pin() and unpin(): the union's numbering holds still */
     void (*tell_ulfm)(uint32_t rank);
+    void (*pin)(void);
+    void (*unpin)(void);
     /* a watched process of this node ended (its pidfd), no lock held */
     void (*ended)(uint32_t rank);
     /* The core's `joined` callback, handed to it as it is (core lock
@@ -255,16 +259,19 @@ typedef struct ompi_comm_ft_join_news_t {
 void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count,
                                   const ompi_comm_ft_join_news_t *announce);
 /* On the detector thread, from follow_join: the old core leaves, the
- * transport moves (move_transport(arg), with the core lock held), and a
- * new core over `config` starts in its place; the queues keep what they
- * hold, since the ranks of the old union stay the same in the new one.
- * Messages queued for the old core are dropped. On failure the thread
- * goes on without a core, said by the caller. */
+ * transport moves (move_transport(arg), with the core lock held: it
+ * renumbers what the queues hold, ompi_comm_ft_queues_renumber), and a
+ * new core over `config` starts in its place. Messages queued for the old
+ * core are dropped, but JOINs. On failure the thread goes on without a
+ * core, said by the caller. */
 int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transport)(void *arg), void *arg,
                                 char *error, size_t error_length);
 /* Any thread: the detector thread calls follow_join() again after its
  * next step (a JOIN kept while it could not be followed). */
 void ompi_comm_ft_driver_recall_join(void);
+/* On the detector thread, after a replace: the new core sends `news` (a
+ * JOIN naming its own union) to the processes of it in news->to. */
+int ompi_comm_ft_driver_announce(const ompi_comm_ft_join_news_t *news);
 /* Safe from any thread and from within BTL callbacks: they only queue. */
 void ompi_comm_ft_driver_report(uint32_t rank, int kind); /* enum btl_ft_failure_kind */
 void ompi_comm_ft_driver_deliver(uint32_t from, const void *bytes, size_t length);
@@ -280,6 +287,9 @@ int ompi_comm_ft_driver_failure_kinds(int *kinds, uint32_t count);
 /* comm_ft_detector_queues.c: the driver's only; one lock, never held while
  * the core or a BTL runs. */
 enum { OMPI_COMM_FT_INBOX_MESSAGE = 0, OMPI_COMM_FT_INBOX_SHRUNK = 1 };
+/* The sender of a JOIN from another union (btl_ft_is_join): it has no rank
+ * in this one. */
+#define OMPI_COMM_FT_FROM_ANOTHER_UNION UINT32_MAX
 typedef struct ompi_comm_ft_inbox_item_t {
     struct ompi_comm_ft_inbox_item_t *next;
     int kind; /* OMPI_COMM_FT_INBOX_* */
@@ -291,7 +301,11 @@ typedef struct ompi_comm_ft_inbox_item_t {
 int ompi_comm_ft_queues_init(uint32_t world_size);
 /* A larger union whose first ranks are the same processes: what is queued stays. */
 int ompi_comm_ft_queues_grow(uint32_t world_size);
-/* Drops the messages queued (for a core that is gone). */
+/* Another union: what the reports and ULFM's queue hold moves to each
+ * rank's new number, new_of_old[rank] (UINT32_MAX: dropped). */
+int ompi_comm_ft_queues_renumber(const uint32_t *new_of_old, uint32_t old_size, uint32_t new_size);
+/* Drops the messages queued (for a core that is gone), but JOINs: they
+ * name their union in full, and the next core weighs them. */
 void ompi_comm_ft_queues_drop_inbox(void);
 void ompi_comm_ft_queues_close(void);
 void ompi_comm_ft_queues_fini(void);
@@ -375,8 +389,18 @@ uint32_t *ompi_comm_ft_union_left_out(struct ompi_group_t *group, const int *kin
  * processes up in this job, silently (the modex of rank 0 of this job for
  * that of rank 0 of the other). */
 bool ompi_comm_ft_union_learn_jobs(const btl_ft_job_extent_t *jobs, size_t count);
-/* Whether `next` numbers every process of the union watched as it does. */
-bool ompi_comm_ft_union_keeps_ranks(const btl_ft_membership_t *next);
+/* The union watched now (read it while the numbering is pinned, or on
+ * the thread that moves it). */
+const btl_ft_membership_t *ompi_comm_ft_union_watched(void);
+/* Any thread that holds a union rank across two calls (computes it, then
+ * queues it) pins the numbering meanwhile, and never waits on the core
+ * lock while pinned; whoever renumbers holds it still (hold_moves, core
+ * lock held). Pins may nest (ULFM, told of a failure, reports it back):
+ * glibc's read locks prefer readers. */
+void ompi_comm_ft_union_pin(void);
+void ompi_comm_ft_union_unpin(void);
+void ompi_comm_ft_union_hold_moves(void);
+void ompi_comm_ft_union_release_moves(void);
 /* Takes `next` (from union_of, or a JOIN) as the union watched from now
  * on. The old one is kept until union_fini: another thread may still be
  * reading it. */

@@ -124,7 +124,9 @@ static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo
 
 /* A suspected process may only be stopped, not dead: have the runtime kill
  * it, so it can never act on a communicator that already excluded it.
- * Named from the rank alone: the detector thread touches no ompi_proc_t. */
+ * Named from the rank alone: the detector thread touches no ompi_proc_t.
+ * Never with a namespace OPAL cannot name: PRRTE finds no such process,
+ * and kills every process of the job instead. */
 static void fence(uint32_t rank)
 {
     opal_process_name_t name = ompi_comm_ft_union_name_of(rank);
@@ -133,7 +135,12 @@ static void fence(uint32_t rank)
     pmix_info_t directive;
     pmix_status_t rc;
 
-    OPAL_PMIX_CONVERT_NAME(&target, &name);
+    if (OPAL_SUCCESS != opal_pmix_convert_jobid(target.nspace, name.jobid)) {
+        ompi_comm_ft_log(0, "btl_ft: cannot ask the runtime to kill %s: its job's namespace is unknown here",
+                         who(rank, text, sizeof(text)));
+        return;
+    }
+    OPAL_PMIX_CONVERT_VPID(target.rank, name.vpid);
     PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, NULL, PMIX_BOOL);
     rc = PMIx_Job_control_nb(&target, 1, &directive, 1, fence_complete, NULL);
     PMIX_INFO_DESTRUCT(&directive);

@@ -420,9 +420,11 @@ static void to_ulfm_event_cb(int fd, short flags, void *context)
     driver.to_ulfm_armed = 0;
     opal_atomic_mb();
     opal_progress_event_users_decrement();
+    driver.ops.pin(); /* a rank popped is named in the same numbering */
     while (ompi_comm_ft_queues_pop_to_ulfm(&rank)) {
         driver.ops.tell_ulfm(rank);
     }
+    driver.ops.unpin();
 }
 
 static int driver_progress_cb(void)
@@ -623,6 +625,22 @@ int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transp
     return ret;
 }
 
+static bool announce_locked(const ompi_comm_ft_join_news_t *news)
+{
+    return 0 <= btl_ft_announce_join(driver.core, now_ns(), news->epoch, news->jobs, news->job_count, news->known,
+                                     news->known_count, news->to, news->to_count);
+}
+
+int ompi_comm_ft_driver_announce(const ompi_comm_ft_join_news_t *news)
+{
+    bool sent;
+
+    pthread_mutex_lock(&driver.core_lock);
+    sent = NULL != driver.core && announce_locked(news);
+    pthread_mutex_unlock(&driver.core_lock);
+    return sent ? OMPI_SUCCESS : OMPI_ERROR;
+}
+
 void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, size_t leaving_count,
                                   const ompi_comm_ft_join_news_t *announce)
 {
@@ -647,9 +665,7 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
     if (hand_over) { /* the failures ULFM reported reach the core, and their conclusions ULFM */
         drain_reports(now_ns());
     }
-    if (NULL != announce
-        && 0 > btl_ft_announce_join(driver.core, now_ns(), announce->epoch, announce->jobs, announce->job_count,
-                                    announce->known, announce->known_count, announce->to, announce->to_count)) {
+    if (NULL != announce && !announce_locked(announce)) {
         ompi_comm_ft_log(0, "btl_ft: could not tell the processes left out of the connect where the "
                          "union went: the others will take them for failed");
     }

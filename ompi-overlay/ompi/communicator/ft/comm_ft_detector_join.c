@@ -18,15 +18,24 @@
  * at its end. Before it leaves its old detector, each of them sends a JOIN
  * to the processes of its old union that took no part (a spawn from
  * MPI_COMM_SELF in a job of several processes): the new union's jobs and
- * epoch, and the failures known there. A process left out follows the
- * first JOIN that reaches it on its detector thread, between two steps: the
- * driver puts a new core in the old one's place, without stopping the
- * thread, since the application's threads may be anywhere (computing, in
- * MPI, in MPI_Finalize). The union is one where every process of the old
- * one keeps its rank (comm_ft_detector_union.c checks it on both sides),
- * so what other threads hold in old ranks (queued failures, a rank just
- * looked up) stays right; what they may still read of the old union and
- * of the old failure flags is kept until MPI_Finalize.
+ * epoch, and the failures known there. A process left out weighs the
+ * JOINs that reach it on its detector thread, between two steps
+ * (btl_ft_membership_verdict): it follows a union of more jobs than it
+ * watches; the driver puts a new core in the old one's place, without
+ * stopping the thread, since the application's threads may be anywhere
+ * (computing, in MPI, in MPI_Finalize).
+ *
+ * Two connects from different processes of one union that end at once
+ * each make a union of their own, at the same epoch. A JOIN crosses
+ * unions (the transport hands it over whatever union its sender runs), so
+ * every process of the old union hears of both and merges them
+ * (btl_ft_membership_merged: the same union everywhere, whatever the order
+ * heard), then tells the processes of the jobs that not every union it
+ * weighed named (the new children), which follow. A merge may number
+ * processes anew: other threads hold union ranks only while the numbering
+ * is pinned (ompi_comm_ft_union_pin), the move holds it still, and what
+ * the queues hold is renumbered with it; what they may still read of the
+ * old union and of the old failure flags is kept until MPI_Finalize.
  *
  * Rejected: moving a process left out on its application's thread, at its
  * next MPI call. An application that computes for longer than the timeout
@@ -59,15 +68,19 @@ static size_t retired_count = 0;
  * left out of a connect: this one is in another, made at the same time). */
 static pthread_mutex_t moving = PTHREAD_MUTEX_INITIALIZER;
 
-/* A process left out of a connect: the JOIN, kept by the core's callback
- * and followed after the step, both on the detector thread. */
+/* The JOINs heard since the last follow, kept by the core's callback and
+ * weighed after the step, both on the detector thread: the union they
+ * name together (merged when two named different ones), the jobs every
+ * one of them named, and the failures they carried, by name (their ranks
+ * are those of each JOIN's union). */
 static struct {
     bool kept;
-    uint32_t from;
-    uint32_t epoch;
-    btl_ft_job_extent_t jobs[JOBS_MAX];
-    size_t job_count;
-    btl_ft_known_failure_t known[KNOWN_MAX];
+    btl_ft_membership_t *named;
+    bool merged;
+    uint32_t common[JOBS_MAX];
+    size_t common_count;
+    opal_process_name_t from; /* the last sender, for the log */
+    ompi_comm_ft_named_failure_t known[KNOWN_MAX];
     size_t known_count;
 } heard;
 
@@ -132,8 +145,6 @@ static join_plan_t *plan_layout(const btl_ft_membership_t *next)
         opal_process_name_t *name = &plan->names[rank];
         (void) btl_ft_membership_member_at(next, rank, &name->jobid, &name->vpid);
         plan->previous[rank] = ompi_comm_ft_union_rank_of(name, &old) ? old : UINT32_MAX;
-        plan->known_failed[rank] = UINT32_MAX != plan->previous[rank]
-                                   && module.known_failed[plan->previous[rank]];
     }
     plan->nodes = ompi_comm_ft_wiring_node_of_ranks(plan->names, plan->size, &plan->node_count);
     return plan;
@@ -172,14 +183,44 @@ static size_t jobs_of(const btl_ft_membership_t *next, btl_ft_job_extent_t *jobs
     return count < JOBS_MAX ? count : JOBS_MAX;
 }
 
-/* The transport and the shim's state follow `next`. The old failure flags
- * are retired, not freed: another thread may be reading them. */
+/* What the queues hold, in the next union's ranks (the old union's
+ * processes it leaves out, none so far, are dropped). */
+static void renumber_queues(const join_plan_t *plan)
+{
+    uint32_t *new_of_old = malloc((module.size > 0 ? module.size : 1) * sizeof(*new_of_old));
+
+    if (NULL == new_of_old) {
+        return; /* out of memory: the queued ranks keep their old numbers */
+    }
+    for (uint32_t rank = 0; rank < module.size; ++rank) {
+        new_of_old[rank] = UINT32_MAX;
+    }
+    for (uint32_t rank = 0; rank < plan->size; ++rank) {
+        if (plan->previous[rank] < module.size) {
+            new_of_old[plan->previous[rank]] = rank;
+        }
+    }
+    (void) ompi_comm_ft_queues_renumber(new_of_old, module.size, plan->size);
+    free(new_of_old);
+}
+
+/* The transport and the shim's state follow `next`, the numbering held
+ * still meanwhile: a union that numbers the processes anew (two unions
+ * merged) is taken by every thread at once. The old failure flags are
+ * retired, not freed: another thread may be reading them. */
 static int move_state(btl_ft_membership_t *next, join_plan_t *plan)
 {
-    int ret = ompi_comm_ft_ucx_join(plan->self, plan->size, btl_ft_membership_epoch(next), plan->names,
-                                    plan->previous, plan->nodes, plan->known, plan->known_count);
-    uint8_t *old = module.known_failed, **more;
+    int ret = ompi_comm_ft_ucx_join(plan->self, plan->size, btl_ft_membership_epoch(next),
+                                    btl_ft_membership_identity(next), plan->names, plan->previous, plan->nodes,
+                                    plan->known, plan->known_count);
+    uint8_t *old, **more;
 
+    ompi_comm_ft_union_hold_moves();
+    old = module.known_failed;
+    for (uint32_t rank = 0; rank < plan->size; ++rank) {
+        plan->known_failed[rank] = plan->previous[rank] < module.size && old[plan->previous[rank]];
+    }
+    renumber_queues(plan);
     /* the larger flags before the larger union: a rank found in the new
      * union always has its flag */
     __atomic_store_n(&module.known_failed, plan->known_failed, __ATOMIC_RELEASE);
@@ -195,6 +236,7 @@ static int move_state(btl_ft_membership_t *next, join_plan_t *plan)
     ompi_comm_ft_witness_learn_others(plan->names, plan->nodes, plan->size, plan->self);
     ompi_comm_ft_union_adopt(next);
     ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
+    ompi_comm_ft_union_release_moves();
     return ret;
 }
 
@@ -323,6 +365,13 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
     if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_layout(next))) {
         goto done; /* one union already */
     }
+    /* a job of the other side's union this process never connected to:
+     * OPAL must name it to PMIx (its modex, a fence) */
+    if (!ompi_comm_ft_union_learn_jobs(jobs, jobs_of(next, jobs))) {
+        ompi_comm_ft_log(1, "btl_ft: the runtime cannot name every job of the union of the connected "
+                         "jobs: each keeps its own detector");
+        goto done;
+    }
     /* the same verdict everywhere: the same views and host names */
     if (plan->node_count > 1 && !(views[0].network && views[1].network)) {
         ompi_comm_ft_log(1, "btl_ft: the connected jobs span %u nodes, and one of them runs its "
@@ -355,18 +404,83 @@ done:
     return OMPI_SUCCESS;
 }
 
+/* Whether `job` is among the first `count` of `jobs`. */
+static bool has_job(const uint32_t *jobs, size_t count, uint32_t job)
+{
+    for (size_t i = 0; i < count; ++i) {
+        if (jobs[i] == job) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Keeps only the jobs of `common` that `named` has too. */
+static void keep_common(const btl_ft_membership_t *named)
+{
+    size_t kept = 0;
+    uint32_t rank;
+
+    for (size_t i = 0; i < heard.common_count; ++i) {
+        if (0 == btl_ft_membership_rank_of(named, heard.common[i], 0, &rank)) {
+            heard.common[kept++] = heard.common[i];
+        }
+    }
+    heard.common_count = kept;
+}
+
+/* Folds one more JOIN's union into what was heard (btl_ft_membership_verdict
+ * against it): the same union as if each had been followed in turn. */
+static void fold_heard(btl_ft_membership_t *named)
+{
+    btl_ft_membership_t *both;
+
+    if (!heard.kept) {
+        heard.named = named;
+        heard.merged = false;
+        heard.common_count = 0;
+        for (size_t i = 0; i < btl_ft_membership_job_count(named) && i < JOBS_MAX; ++i) {
+            heard.common[heard.common_count++] = btl_ft_membership_job_at(named, i).job;
+        }
+        return;
+    }
+    keep_common(named);
+    switch (btl_ft_membership_verdict(heard.named, named)) {
+    case BTL_FT_JOIN_FOLLOW:
+        btl_ft_membership_destroy(heard.named);
+        heard.named = named;
+        return;
+    case BTL_FT_JOIN_MERGE:
+        if (NULL != (both = btl_ft_membership_merged(heard.named, named))) {
+            btl_ft_membership_destroy(heard.named);
+            heard.named = both;
+            heard.merged = true;
+        }
+        break;
+    default:
+        break;
+    }
+    btl_ft_membership_destroy(named);
+}
+
 void ompi_comm_ft_join_heard(void *context, uint32_t from, uint32_t epoch, const btl_ft_job_extent_t *jobs,
                              size_t job_count, const btl_ft_known_failure_t *known, size_t known_count)
 {
-    if ((heard.kept && epoch <= heard.epoch) || job_count > JOBS_MAX) {
-        return; /* the others of one connect name the same union; a later connect's wins */
+    btl_ft_membership_t *named = btl_ft_membership_create(jobs, job_count);
+
+    if (NULL == named) {
+        return;
     }
-    heard.from = from;
-    heard.epoch = epoch;
-    heard.job_count = job_count;
-    memcpy(heard.jobs, jobs, job_count * sizeof(*jobs));
-    heard.known_count = known_count < KNOWN_MAX ? known_count : KNOWN_MAX;
-    memcpy(heard.known, known, heard.known_count * sizeof(*known));
+    for (size_t i = 0; i < known_count && heard.known_count < KNOWN_MAX; ++i) {
+        ompi_comm_ft_named_failure_t *failure = &heard.known[heard.known_count];
+        if (0 == btl_ft_membership_member_at(named, known[i].rank, &failure->jobid, &failure->vpid)) {
+            failure->kind = known[i].kind;
+            ++heard.known_count;
+        }
+    }
+    heard.from = OMPI_COMM_FT_FROM_ANOTHER_UNION == from ? (opal_process_name_t){.jobid = OPAL_JOBID_INVALID}
+                                                         : ompi_comm_ft_union_name_of(from);
+    fold_heard(named);
     __atomic_store_n(&heard.kept, true, __ATOMIC_RELEASE);
 }
 
@@ -388,100 +502,148 @@ static int move_transport(void *arg)
     return ret;
 }
 
-/* What the JOIN carried, and what this process knew itself (its ranks
- * are the same in the new union). */
-static void gather_known(join_plan_t *plan)
+/* What the JOINs carried, and what this process knew itself, in the next
+ * union's ranks. */
+static void gather_known(join_plan_t *plan, const btl_ft_membership_t *next, const ompi_comm_ft_named_failure_t *known,
+                         size_t known_count)
 {
     int *kinds = known_kinds();
-    uint32_t old_size = module.size;
+    uint32_t rank;
 
-    memcpy(plan->known, heard.known, heard.known_count * sizeof(heard.known[0]));
-    plan->known_count = heard.known_count;
-    for (uint32_t rank = 0; NULL != kinds && rank < old_size && plan->known_count < KNOWN_MAX; ++rank) {
-        if (0 != kinds[rank]) {
-            plan->known[plan->known_count++] = (btl_ft_known_failure_t){.rank = rank, .kind = kinds[rank]};
+    plan->known_count = 0;
+    for (size_t i = 0; i < known_count && plan->known_count < KNOWN_MAX; ++i) {
+        if (0 == btl_ft_membership_rank_of(next, known[i].jobid, known[i].vpid, &rank)) {
+            plan->known[plan->known_count++] = (btl_ft_known_failure_t){.rank = rank, .kind = known[i].kind};
+        }
+    }
+    for (rank = 0; NULL != kinds && rank < plan->size && plan->known_count < KNOWN_MAX; ++rank) {
+        if (plan->previous[rank] < module.size && 0 != kinds[plan->previous[rank]]) {
+            plan->known[plan->known_count++] = (btl_ft_known_failure_t){.rank = rank, .kind = kinds[plan->previous[rank]]};
         }
     }
     free(kinds);
     sort_known(plan);
 }
 
-/* Whether every job a JOIN names is watched here already: the JOIN of
- * another participant of a connect this process followed. */
-static bool watches_every_job(void)
+/* After a merge, those who may not know the union it made: the processes
+ * of the jobs that the union left and the JOINs heard did not all name
+ * (count returned; the others of a job they all named merge it
+ * themselves). */
+static uint32_t *told_of_merge(const btl_ft_membership_t *next, const btl_ft_membership_t *left, const uint32_t *common,
+                               size_t common_count, uint32_t self, size_t *count)
 {
-    for (size_t i = 0; i < heard.job_count; ++i) {
-        opal_process_name_t first = {.jobid = heard.jobs[i].job, .vpid = 0};
-        uint32_t rank;
-        if (!ompi_comm_ft_union_rank_of(&first, &rank)) {
-            return false;
+    uint32_t size = btl_ft_membership_size(next), *to = malloc(size * sizeof(*to)), job, job_rank, rank;
+
+    *count = 0;
+    for (uint32_t r = 0; NULL != to && r < size; ++r) {
+        (void) btl_ft_membership_member_at(next, r, &job, &job_rank);
+        if (r != self && (!has_job(common, common_count, job) || 0 != btl_ft_membership_rank_of(left, job, 0, &rank))) {
+            to[(*count)++] = r;
         }
     }
-    return true;
+    return to;
 }
 
-/* A JOIN not followed. One that names jobs this process does not watch
- * comes from a second connect made at the same time from this union: the
- * two new unions number their processes differently, and the detector
- * cannot follow both, so the user hears of it whatever the verbosity. */
-static void say_not_followed(const opal_process_name_t *from)
+static void say_ignored(void)
 {
-    uint32_t epoch = ompi_comm_ft_union_epoch();
+    ompi_comm_ft_log(1, "btl_ft: a JOIN from %s ignored: this process runs no detector over its own UCX "
+                     "transport", OPAL_JOBID_INVALID == heard.from.jobid ? "another union" : OMPI_NAME_PRINT(&heard.from));
+}
 
-    if (!module.active || !module.over_ucx) {
-        ompi_comm_ft_log(1, "btl_ft: a JOIN from %s ignored: this process runs no detector over its "
-                         "own UCX transport", OMPI_NAME_PRINT(from));
-    } else if (heard.epoch <= epoch && watches_every_job()) {
-        ompi_comm_ft_log(5, "btl_ft: a JOIN from %s names the union already watched (epoch %u)",
-                         OMPI_NAME_PRINT(from), heard.epoch);
+/* Tells the processes that may not know of it the union a merge made. */
+static void announce_merge(const btl_ft_membership_t *next, const join_plan_t *plan, const uint32_t *common,
+                           size_t common_count, const btl_ft_membership_t *left)
+{
+    btl_ft_job_extent_t jobs[JOBS_MAX];
+    size_t count = 0;
+    uint32_t *to = told_of_merge(next, left, common, common_count, plan->self, &count);
+    ompi_comm_ft_join_news_t news = {
+        .epoch = btl_ft_membership_epoch(next),
+        .jobs = jobs,
+        .job_count = jobs_of(next, jobs),
+        .known = plan->known,
+        .known_count = plan->known_count,
+        .to = to,
+        .to_count = count,
+    };
+
+    if (NULL != to && (0 == count || OMPI_SUCCESS == ompi_comm_ft_driver_announce(&news))) {
+        ompi_comm_ft_log(2, "btl_ft: two connects made unions at once: merged them, and told %zu processes "
+                         "that may not know", count);
     } else {
-        ompi_comm_ft_log(0, "btl_ft: warning: a JOIN from %s names a union of %zu jobs at epoch %u, "
-                         "while this process watches another at epoch %u: two connects made at "
-                         "once from processes of one job (or of one union of connected jobs) are "
-                         "not supported by the failure detector, and processes of the other "
-                         "connect may be declared failed", OMPI_NAME_PRINT(from), heard.job_count,
-                         heard.epoch, epoch);
+        ompi_comm_ft_log(0, "btl_ft: could not tell the processes of a merged union where it went: the "
+                         "others will take them for failed");
     }
+    free(to);
 }
 
 static void follow_kept(void)
 {
-    opal_process_name_t from = ompi_comm_ft_union_name_of(heard.from);
+    btl_ft_membership_t *named = heard.named, *left = NULL;
+    const btl_ft_membership_t *now = ompi_comm_ft_union_watched();
+    ompi_comm_ft_named_failure_t known[KNOWN_MAX];
+    uint32_t common[JOBS_MAX];
+    size_t known_count = heard.known_count, common_count = heard.common_count;
+    btl_ft_job_extent_t jobs[JOBS_MAX];
     follow_t follow = {NULL, NULL};
     btl_ft_config_t config;
     char error[256] = "";
-    int ret;
+    bool merged = heard.merged;
+    int verdict, ret;
 
+    memcpy(known, heard.known, known_count * sizeof(known[0]));
+    memcpy(common, heard.common, common_count * sizeof(common[0]));
+    heard.named = NULL;
+    heard.known_count = 0;
     __atomic_store_n(&heard.kept, false, __ATOMIC_RELEASE);
     /* a connect makes a union only over the detector's own transport, which
      * every process of a job takes or none does */
-    if (!module.active || !module.over_ucx || heard.epoch <= ompi_comm_ft_union_epoch()
-        || NULL == (follow.next = btl_ft_membership_create(heard.jobs, heard.job_count))
-        || !ompi_comm_ft_union_keeps_ranks(follow.next)) {
-        say_not_followed(&from);
-        btl_ft_membership_destroy(follow.next);
+    if (!module.active || !module.over_ucx || NULL == now) {
+        say_ignored();
+        btl_ft_membership_destroy(named);
         return;
     }
-    if (!ompi_comm_ft_union_learn_jobs(heard.jobs, heard.job_count)
+    verdict = btl_ft_membership_verdict(now, named);
+    if (BTL_FT_JOIN_STALE == verdict) {
+        ompi_comm_ft_log(5, "btl_ft: a JOIN names jobs all watched already (epoch %u)", ompi_comm_ft_union_epoch());
+        btl_ft_membership_destroy(named);
+        return;
+    }
+    if (BTL_FT_JOIN_FOLLOW == verdict) {
+        follow.next = named;
+    } else {
+        follow.next = btl_ft_membership_merged(now, named);
+        btl_ft_membership_destroy(named);
+        merged = true;
+    }
+    left = btl_ft_membership_create(jobs, jobs_of(now, jobs)); /* the jobs watched until now */
+    if (NULL == follow.next || NULL == left || !ompi_comm_ft_union_learn_jobs(jobs, jobs_of(follow.next, jobs))
         || NULL == (follow.plan = plan_layout(follow.next))) {
-        ompi_comm_ft_log(0, "btl_ft: the runtime cannot name the jobs of the union a JOIN from %s "
-                         "tells of: this process stays out of it and will be declared failed by "
-                         "the others", OMPI_NAME_PRINT(&from));
+        ompi_comm_ft_log(0, "btl_ft: the runtime cannot name the jobs of the union a JOIN tells of: this "
+                         "process stays out of it and will be declared failed by the others");
         btl_ft_membership_destroy(follow.next);
+        btl_ft_membership_destroy(left);
         return;
     }
-    gather_known(follow.plan);
+    gather_known(follow.plan, follow.next, known, known_count);
     config = next_config(follow.plan);
     config.max_message_bytes = module.max_message_bytes;
+    /* held for the announce below: move_transport() hands it to the union */
+    named = follow.next;
     ret = ompi_comm_ft_driver_replace(&config, move_transport, &follow, error, sizeof(error));
     if (OMPI_SUCCESS != ret) {
         ompi_comm_ft_log(0, "btl_ft: the detector could not follow the union of the connected jobs "
                          "(%d%s%s): this process goes on without it and will be declared failed by "
                          "the others", ret, '\0' == error[0] ? "" : ", ", error);
     } else {
-        say_moved(heard.job_count, heard.epoch, follow.plan, ", told by a JOIN");
+        say_moved(btl_ft_membership_job_count(named), btl_ft_membership_epoch(named), follow.plan,
+                  merged ? ", merged from unions made at once" : ", told by a JOIN");
+        if (merged) {
+            announce_merge(named, follow.plan, common, common_count, left);
+        }
     }
     btl_ft_membership_destroy(follow.next);
+    btl_ft_membership_destroy(left);
     free_plan(follow.plan);
 }
 

@@ -225,24 +225,71 @@ int ompi_comm_ft_queues_grow(uint32_t world_size)
     return grown ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
 }
 
-/* lock held */
-static void drop_inbox_locked(void)
+/* lock held; keep_joins: JOINs stay, from another union now */
+static void drop_inbox_locked(bool keep_joins)
 {
     ompi_comm_ft_inbox_item_t *item, *next;
 
+    queues.inbox_tail = &queues.inbox_head;
     for (item = queues.inbox_head; NULL != item; item = next) {
         next = item->next;
-        free(item);
+        if (keep_joins && OMPI_COMM_FT_INBOX_MESSAGE == item->kind && btl_ft_is_join(item->bytes, item->length)) {
+            item->from = OMPI_COMM_FT_FROM_ANOTHER_UNION;
+            item->next = NULL;
+            *queues.inbox_tail = item;
+            queues.inbox_tail = &item->next;
+        } else {
+            free(item);
+        }
     }
-    queues.inbox_head = NULL;
-    queues.inbox_tail = &queues.inbox_head;
+    if (queues.inbox_tail == &queues.inbox_head) {
+        queues.inbox_head = NULL;
+    }
 }
 
 void ompi_comm_ft_queues_drop_inbox(void)
 {
     pthread_mutex_lock(&queues.lock);
-    drop_inbox_locked();
+    drop_inbox_locked(true);
     pthread_mutex_unlock(&queues.lock);
+}
+
+/* lock held; `into` is empty and large enough */
+static void rank_queue_move(rank_queue_t *queue, rank_queue_t *into, const uint32_t *new_of_old, uint32_t old_size)
+{
+    for (size_t i = 0; i < queue->count; ++i) {
+        uint32_t rank = queue->ranks[i];
+        if (rank < old_size && UINT32_MAX != new_of_old[rank]) {
+            into->pending[new_of_old[rank]] = queue->pending[rank];
+            into->ranks[into->count++] = new_of_old[rank];
+        }
+    }
+}
+
+int ompi_comm_ft_queues_renumber(const uint32_t *new_of_old, uint32_t old_size, uint32_t new_size)
+{
+    rank_queue_t reports, to_ulfm;
+    uint32_t capacity;
+
+    pthread_mutex_lock(&queues.lock);
+    capacity = new_size > queues.world_size ? new_size : queues.world_size;
+    reports = (rank_queue_t){calloc(capacity, sizeof(uint32_t)), calloc(capacity, 1), 0};
+    to_ulfm = (rank_queue_t){calloc(capacity, sizeof(uint32_t)), calloc(capacity, 1), 0};
+    if (NULL == reports.ranks || NULL == reports.pending || NULL == to_ulfm.ranks || NULL == to_ulfm.pending) {
+        pthread_mutex_unlock(&queues.lock);
+        rank_queue_free(&reports);
+        rank_queue_free(&to_ulfm);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    rank_queue_move(&queues.reports, &reports, new_of_old, old_size);
+    rank_queue_move(&queues.to_ulfm, &to_ulfm, new_of_old, old_size);
+    rank_queue_free(&queues.reports);
+    rank_queue_free(&queues.to_ulfm);
+    queues.reports = reports;
+    queues.to_ulfm = to_ulfm;
+    queues.world_size = capacity;
+    pthread_mutex_unlock(&queues.lock);
+    return OMPI_SUCCESS;
 }
 
 /* Stops accepting and drops whatever is still queued. */
@@ -250,7 +297,7 @@ void ompi_comm_ft_queues_close(void)
 {
     pthread_mutex_lock(&queues.lock);
     queues.accepting = false;
-    drop_inbox_locked();
+    drop_inbox_locked(false);
     queues.reports.count = 0;
     queues.to_ulfm.count = 0;
     queues.queued = 0;

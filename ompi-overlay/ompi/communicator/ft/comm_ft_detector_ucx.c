@@ -82,9 +82,10 @@
  * two) the context, its workers and the endpoints to processes already
  * known stay; the new processes' addresses come from what the connect
  * brought (their job's modex), and their endpoints are wired up as at
- * MPI_Init. A message carries its sender's union epoch, and a heartbeat
- * word carries it in its top byte: a receiver drops another union's, sent
- * while the processes move. A process publishes its flag file's path with
+ * MPI_Init. A message carries a tag of its sender's union (its epoch and
+ * identity), and a heartbeat word a shorter one in its top byte: a
+ * receiver drops another union's, sent while the processes move, but a
+ * JOIN, which names its union in full. A process publishes its flag file's path with
  * its addresses, so a node-mate of another job stores into its flag like
  * one of its own job. A job of one process publishes too, and a spawned job, which
  * may join parents on other nodes, never counts as one node.
@@ -658,7 +659,8 @@ static peer_t *carry_peers(uint32_t size, const opal_process_name_t *names, cons
     return peers;
 }
 
-int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, const opal_process_name_t *names,
+int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t identity,
+                          const opal_process_name_t *names,
                           const uint32_t *previous, const uint32_t *node_of_rank,
                           const btl_ft_known_failure_t *failed, size_t failed_count)
 {
@@ -685,7 +687,10 @@ int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, const op
     ucx->node_of_rank = nodes;
     ucx->self = self;
     ucx->size = size;
-    ucx->epoch = epoch;
+    /* the epoch tells a union from the last one; the identity, from
+     * another of the same epoch (two connects at once) */
+    ucx->frame_tag = (uint16_t) (((epoch & 0xff) << 8) | (identity & 0xff));
+    ucx->word_tag = (uint8_t) (((epoch & 0xf) << 4) | (identity & 0xf));
     ucx->last_epoch_word = 0;
     /* nothing is sent to a process known failed: a hello to one would hold
      * connect() until its deadline */

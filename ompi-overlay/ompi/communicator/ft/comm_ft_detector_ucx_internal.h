@@ -73,7 +73,10 @@ typedef struct ucx_transport_t {
 
     uint32_t self; /* in the union */
     uint32_t size;
-    uint32_t epoch; /* the union's: a message or word of another is dropped */
+    /* the union's, from its epoch and identity: a message or word of
+     * another is dropped (but a JOIN, which names its union in full) */
+    uint16_t frame_tag;
+    uint8_t word_tag;
     bool rdma_heartbeat;
     uint32_t *node_of_rank; /* NULL: one node */
     peer_t *peers;
@@ -93,9 +96,9 @@ typedef struct ucx_transport_t {
 /* The one transport of this process, used under the core lock. */
 extern ucx_transport_t ompi_comm_ft_ucx_state;
 
-/* The epoch rides in a heartbeat word's top byte, above an emitter rank
- * below 2^24 (the core's word: rank << 32 | sequence), so that a word an
- * emitter of the last union stored is not taken for one of this union. */
+/* The union's tag rides in a heartbeat word's top byte, above an emitter
+ * rank below 2^24 (the core's word: rank << 32 | sequence), so that a word
+ * an emitter of the last union stored is not taken for one of this union. */
 #define EPOCH_TAG_SHIFT 56
 #define EPOCH_TAGGED_SIZE_MAX (1u << 24)
 

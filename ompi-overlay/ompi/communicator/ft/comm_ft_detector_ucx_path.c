@@ -29,18 +29,18 @@
  * the observer is not taking them, and one more would only queue */
 #define WORDS_IN_FLIGHT_MAX 4
 
-/* Prefix of every detector message. The epoch names the union whose
+/* Prefix of every detector message. The tag names the union whose
  * detector it is for: ranks name other processes in another. */
 typedef struct frame_header_t {
     uint8_t kind;
     uint8_t pad;
-    uint16_t epoch;
+    uint16_t tag;
     uint32_t from;
 } frame_header_t;
 
 static ucx_transport_t *const ucx = &ompi_comm_ft_ucx_state;
 
-/* Whether heartbeat words carry the epoch (unions of fewer than 2^24). */
+/* Whether heartbeat words carry the tag (unions of fewer than 2^24). */
 static bool words_tagged(void)
 {
     return ucx->size < EPOCH_TAGGED_SIZE_MAX;
@@ -125,7 +125,7 @@ int ompi_comm_ft_ucx_put_heartbeat(void *context, uint32_t observer, uint64_t wo
         ompi_comm_ft_ucx_find_heartbeat_path(observer);
     }
     if (words_tagged()) {
-        word |= (uint64_t) (ucx->epoch & 0xff) << EPOCH_TAG_SHIFT;
+        word |= (uint64_t) ucx->word_tag << EPOCH_TAG_SHIFT;
     }
     if (NULL != peer->mapped_flag) {
         __atomic_store_n(peer->mapped_flag, word, __ATOMIC_RELEASE);
@@ -155,7 +155,7 @@ static void send_done(void *request, ucs_status_t status, void *user_data)
 /* The frame is copied: UCX may hold it until the send completes. */
 void ompi_comm_ft_ucx_send(void *context, uint32_t peer_rank, const void *bytes, size_t length)
 {
-    frame_header_t header = {.kind = FRAME_KIND_MESSAGE, .epoch = (uint16_t) ucx->epoch, .from = ucx->self};
+    frame_header_t header = {.kind = FRAME_KIND_MESSAGE, .tag = ucx->frame_tag, .from = ucx->self};
     ucp_request_param_t param = {
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS,
         .cb.send = send_done,
@@ -214,8 +214,13 @@ static ucs_status_t on_message(void *arg, const void *header_bytes, size_t heade
         return UCS_OK;
     }
     memcpy(&header, header_bytes, sizeof(header));
-    if ((uint16_t) ucx->epoch != header.epoch) {
-        ++ucx->counters.other_epoch_dropped; /* the sender, or this process, has not moved yet */
+    if (ucx->frame_tag != header.tag) {
+        if (FRAME_KIND_MESSAGE == header.kind && btl_ft_is_join(data, length)) {
+            ++ucx->counters.messages_received; /* names its union in full: no rank of this one */
+            ucx->deliver(OMPI_COMM_FT_FROM_ANOTHER_UNION, data, length);
+        } else {
+            ++ucx->counters.other_epoch_dropped; /* the sender, or this process, has not moved yet */
+        }
         return UCS_OK;
     }
     if (FRAME_KIND_MESSAGE != header.kind || header.from >= ucx->size) {
@@ -272,7 +277,7 @@ uint64_t ompi_comm_ft_ucx_read_flag(void)
     if (word != ucx->last_flag_word) {
         ucx->last_flag_word = word;
         ++ucx->counters.flag_words_seen;
-        if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != (ucx->epoch & 0xff)) {
+        if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != ucx->word_tag) {
             ++ucx->counters.other_epoch_dropped;
         } else {
             ucx->last_epoch_word = word & ((UINT64_C(1) << EPOCH_TAG_SHIFT) - 1);

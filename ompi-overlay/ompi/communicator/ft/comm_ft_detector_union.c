@@ -21,15 +21,14 @@
  * process of both sides holds the same two views and computes the same
  * new union, at the later epoch plus one, with no further talk.
  *
- * The union lists the jobs in the order they joined (btl_ft_membership_*),
- * the jobs of one view first: a view whose union had live processes that
- * took no part in the connect (a spawn from MPI_COMM_SELF in a job of
- * several processes). So its processes keep their ranks; those left out
- * follow a JOIN that each participant sends them before it moves
- * (comm_ft_detector_join.c), and what their queues and their other threads
- * hold stays right. When both views have processes left out, and on the
- * detector's BTL path, both sides keep the unions they had, and say so at
- * verbose 1.
+ * The union lists the jobs in the order they joined (btl_ft_membership_*:
+ * each job stamped with the epoch it joined at), the jobs of one view
+ * first: a view whose union had live processes that took no part in the
+ * connect (a spawn from MPI_COMM_SELF in a job of several processes). So
+ * its processes keep their ranks, and those left out follow a JOIN that
+ * each participant sends them before it moves (comm_ft_detector_join.c).
+ * When both views have processes left out, and on the detector's BTL path,
+ * both sides keep the unions they had, and say so at verbose 1.
  *
  * Rejected: piggybacking the views on the connect's own exchange of
  * members. Its string format is parsed by upstream code at both ends;
@@ -38,6 +37,7 @@
 
 #include "ompi_config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +57,9 @@
 /* written by one thread at a time (the application's at a connect, the
  * detector's at a JOIN), read by any */
 static btl_ft_membership_t *current = NULL;
+/* held for reading by a thread between computing a union rank and
+ * queueing it, for writing by the one that renumbers */
+static pthread_rwlock_t numbering = PTHREAD_RWLOCK_INITIALIZER;
 /* unions left behind, freed at fini: a reader may still hold one */
 static btl_ft_membership_t **retired = NULL;
 static size_t retired_count = 0;
@@ -367,20 +370,29 @@ bool ompi_comm_ft_union_side_moves(const ompi_comm_ft_union_view_t views[2], int
     return views[side].joinable && (views[side].covers || first_view(views) == side);
 }
 
-bool ompi_comm_ft_union_keeps_ranks(const btl_ft_membership_t *next)
+const btl_ft_membership_t *ompi_comm_ft_union_watched(void)
 {
-    const btl_ft_membership_t *now = watched();
-    uint32_t size = ompi_comm_ft_union_size(), rank;
+    return watched();
+}
 
-    for (size_t i = 0; NULL != now && i < btl_ft_membership_job_count(now); ++i) {
-        btl_ft_job_extent_t job = btl_ft_membership_job_at(now, i);
-        uint32_t first = 0;
-        if (0 != btl_ft_membership_rank_of(now, job.job, 0, &first)
-            || 0 != btl_ft_membership_rank_of(next, job.job, 0, &rank) || rank != first) {
-            return false;
-        }
-    }
-    return NULL != now && btl_ft_membership_size(next) >= size;
+void ompi_comm_ft_union_pin(void)
+{
+    pthread_rwlock_rdlock(&numbering);
+}
+
+void ompi_comm_ft_union_unpin(void)
+{
+    pthread_rwlock_unlock(&numbering);
+}
+
+void ompi_comm_ft_union_hold_moves(void)
+{
+    pthread_rwlock_wrlock(&numbering);
+}
+
+void ompi_comm_ft_union_release_moves(void)
+{
+    pthread_rwlock_unlock(&numbering);
 }
 
 /* The known failures of both views, in ranks of `next` (count returned). */
