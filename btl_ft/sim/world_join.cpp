@@ -331,17 +331,11 @@ void world::follow_heard(rank_t process) {
     const std::uint8_t to = intern(target);
     std::vector<rank_t> tell;
     if (merged && std::ranges::none_of(join_->heard[process], [to](std::uint8_t heard) { return heard == to; })) {
-        std::vector<bool> in_all(target.jobs().size(), true);
-        for (rank_t rank = 0; rank < target.size(); ++rank) {
-            const std::uint32_t job = target.member_at(rank).job;
-            bool everywhere = join_->unions[from]->of.contains(job);
-            for (const std::uint8_t heard : join_->heard[process]) {
-                everywhere = everywhere && join_->unions[heard]->of.contains(job);
-            }
-            if (!everywhere) {
-                tell.push_back(rank);
-            }
+        std::vector<const membership*> weighed{&join_->unions[from]->of};
+        for (const std::uint8_t heard : join_->heard[process]) {
+            weighed.push_back(&join_->unions[heard]->of);
         }
+        tell = target.ranks_not_in_every(weighed);
     }
     join_->heard[process].clear();
     if (to != from) {

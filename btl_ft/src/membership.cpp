@@ -26,6 +26,11 @@ std::uint64_t digest(std::span<const job_extent> jobs) {
     return hash;
 }
 
+// The union's order: by the epoch a job joined at, then by job.
+bool before_in_union(const job_extent& a, const job_extent& b) {
+    return a.since != b.since ? a.since < b.since : a.job < b.job;
+}
+
 }  // namespace
 
 membership::membership(std::uint32_t job, rank_t size) : membership(of(std::array{job_extent{job, size, 0}})) {}
@@ -52,8 +57,7 @@ membership membership::of(std::span<const job_extent> jobs) {
                              [](const job_extent& a, const job_extent& b) { return a.job == b.job; }),
                  sorted.end());
     BTL_FT_ASSERT(!sorted.empty(), "a union of no job");
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const job_extent& a, const job_extent& b) { return a.since < b.since; });
+    std::sort(sorted.begin(), sorted.end(), before_in_union);
     next.jobs_ = std::move(sorted);
     for (std::size_t index = 0; index < next.jobs_.size(); ++index) {
         const job_extent& extent = next.jobs_[index];
@@ -96,11 +100,11 @@ std::optional<rank_t> membership::rank_of(member process) const {
     return first_rank_[*at] + process.rank;
 }
 
-std::vector<rank_t> membership::ranks_not_in_both(const membership& a, const membership& b) const {
+std::vector<rank_t> membership::ranks_not_in_every(std::span<const membership* const> unions) const {
     std::vector<rank_t> ranks;
     for (std::size_t index = 0; index < jobs_.size(); ++index) {
         const job_extent& extent = jobs_[index];
-        if (!a.contains(extent.job) || !b.contains(extent.job)) {
+        if (!std::ranges::all_of(unions, [&extent](const membership* one) { return one->contains(extent.job); })) {
             for (rank_t rank = 0; rank < extent.size; ++rank) {
                 ranks.push_back(first_rank_[index] + rank);
             }
@@ -129,11 +133,8 @@ std::vector<known_failure> membership::carried(const membership& before,
 }
 
 bool in_union_order(std::span<const job_extent> jobs) {
-    const auto before = [](const job_extent& a, const job_extent& b) {
-        return a.since != b.since ? a.since < b.since : a.job < b.job;
-    };
-    if (std::adjacent_find(jobs.begin(), jobs.end(), [&](const job_extent& a, const job_extent& b) {
-            return !before(a, b);
+    if (std::adjacent_find(jobs.begin(), jobs.end(), [](const job_extent& a, const job_extent& b) {
+            return !before_in_union(a, b);
         }) != jobs.end()) {
         return false;
     }

@@ -32,6 +32,20 @@ std::string describe(const sim_config& c, std::uint64_t seed) {
            " participants=" + std::to_string(c.join_participants) + " jobs=" + std::to_string(c.join_jobs);
 }
 
+// Draws how many processes fail (victims drawn already: any, or joined
+// only), runs `config`, and checks what every random join must hold.
+run_result strike_and_check(sim_config& config, rng& draws, std::uint64_t seed) {
+    const std::uint32_t most = config.victims_joined ? config.joiners : max_tolerated_failures(config.nodes);
+    config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
+    config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
+    const run_result result = simulate(config, seed);
+    SCOPED_TRACE(describe(config, seed));
+    EXPECT_EQ(result.violations.total(), 0u) << details(result);
+    EXPECT_GE(result.stable_ns, 0) << "never stabilised";
+    EXPECT_EQ(result.victims, config.failures);
+    return result;
+}
+
 TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
     int bound_checked = 0, joined_struck = 0;
     for (std::uint64_t seed = 1; seed <= 150; ++seed) {
@@ -47,14 +61,7 @@ TEST(JoinProperty, RandomJoinsAreAccurateCompleteAndBounded) {
         config.victims_joined = draws.chance(0.5);
         // all of the first job in the connect, or only its lowest ranks
         config.join_participants = draws.chance(0.5) ? 0 : 1 + static_cast<rank_t>(draws.below(first));
-        const std::uint32_t most = config.victims_joined ? joiners : max_tolerated_failures(config.nodes);
-        config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
-        config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
-        const run_result result = simulate(config, seed);
-        SCOPED_TRACE(describe(config, seed));
-        EXPECT_EQ(result.violations.total(), 0u) << details(result);
-        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
-        EXPECT_EQ(result.victims, config.failures);
+        const run_result result = strike_and_check(config, draws, seed);
         bound_checked += result.bound_checked ? 1 : 0;
         joined_struck += config.victims_joined ? 1 : 0;
     }
@@ -151,14 +158,8 @@ TEST(JoinProperty, SpawnsAtOnceMergeIntoOneUnionEverywhere) {
         config.per_node = per_node;
         config.hierarchy = draws.chance(0.5) ? hierarchy_kind::node : hierarchy_kind::flat;
         config.victims_joined = draws.chance(0.5);
-        const std::uint32_t most = config.victims_joined ? config.joiners : max_tolerated_failures(config.nodes);
-        config.failures = 1 + static_cast<std::uint32_t>(draws.below(std::max<std::uint32_t>(1, most)));
-        config.failures = std::min(config.failures, std::max<std::uint32_t>(1, max_tolerated_failures(config.nodes)));
-        const run_result result = simulate(config, seed);
+        const run_result result = strike_and_check(config, draws, seed);
         SCOPED_TRACE(describe(config, seed));
-        EXPECT_EQ(result.violations.total(), 0u) << details(result);
-        EXPECT_GE(result.stable_ns, 0) << "never stabilised";
-        EXPECT_EQ(result.victims, config.failures);
         // each spawner tells the rest of the first job; the mergers tell
         // the children
         EXPECT_GT(result.totals.joins_sent, static_cast<std::uint64_t>(jobs) * (first - 1));

@@ -120,9 +120,11 @@ TEST(Membership, UnionsMadeAtOnceMergeAlikeEverywhere) {
     EXPECT_EQ(verdict_on(ab, ab), join_verdict::stale);
     EXPECT_EQ(verdict_on(parents, a), join_verdict::follow);
     // whom a parent that merged a and b tells: the children of both
-    const std::vector<rank_t> told = ab.ranks_not_in_both(a, b);
+    const membership* weighed[] = {&a, &b};
+    const std::vector<rank_t> told = ab.ranks_not_in_every(weighed);
     EXPECT_EQ(told, (std::vector<rank_t>{4, 5, 6}));
-    EXPECT_TRUE(left.ranks_not_in_both(left, left).empty());
+    const membership* alone[] = {&left, &left};
+    EXPECT_TRUE(left.ranks_not_in_every(alone).empty());
 }
 
 TEST(Membership, FailuresAreCarriedIntoTheNewNumbering) {

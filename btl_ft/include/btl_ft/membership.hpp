@@ -90,10 +90,10 @@ public:
     bool contains(std::uint32_t job) const;
     // Whether every job of `other` is in this union.
     bool contains_all(const membership& other) const;
-    // This union's ranks whose job is missing from `a` or from `b`: whom a
-    // process that merged `a` and `b` into this union tells of it (those
-    // of a job in both learn of both unions themselves).
-    std::vector<rank_t> ranks_not_in_both(const membership& a, const membership& b) const;
+    // This union's ranks whose job is missing from one of `unions`: whom a
+    // process that merged them into this union tells of it (those of a job
+    // in all of them learn of every one themselves).
+    std::vector<rank_t> ranks_not_in_every(std::span<const membership* const> unions) const;
 
     // The union rank of a process, or nothing when its job is not in.
     std::optional<rank_t> rank_of(member process) const;

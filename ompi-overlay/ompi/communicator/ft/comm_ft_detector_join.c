@@ -122,13 +122,31 @@ static void free_plan(join_plan_t *plan)
     free(plan);
 }
 
-/* Who is who in `next`, and where; NULL when this process is not in it. */
+/* The new union's jobs, as a JOIN names them (count returned). */
+static size_t jobs_of(const btl_ft_membership_t *next, btl_ft_job_extent_t *jobs)
+{
+    size_t count = btl_ft_membership_job_count(next);
+
+    for (size_t i = 0; i < count && i < JOBS_MAX; ++i) {
+        jobs[i] = btl_ft_membership_job_at(next, i);
+    }
+    return count < JOBS_MAX ? count : JOBS_MAX;
+}
+
+/* Who is who in `next`, and where; NULL when this process is not in it,
+ * or OPAL cannot name one of its jobs to PMIx: a job this process never
+ * connected to, whose modex (host names, addresses) and fence need it. */
 static join_plan_t *plan_layout(const btl_ft_membership_t *next)
 {
-    join_plan_t *plan = calloc(1, sizeof(*plan));
+    btl_ft_job_extent_t jobs[JOBS_MAX];
+    join_plan_t *plan;
     uint32_t old;
 
-    if (NULL == plan) {
+    if (!ompi_comm_ft_union_learn_jobs(jobs, jobs_of(next, jobs))) {
+        ompi_comm_ft_log(1, "btl_ft: the runtime cannot name every job of the union of the connected jobs");
+        return NULL;
+    }
+    if (NULL == (plan = calloc(1, sizeof(*plan)))) {
         return NULL;
     }
     plan->size = btl_ft_membership_size(next);
@@ -170,17 +188,6 @@ static void sort_known(join_plan_t *plan)
         }
     }
     plan->known_count = kept;
-}
-
-/* The new union's jobs, as a JOIN names them (count returned). */
-static size_t jobs_of(const btl_ft_membership_t *next, btl_ft_job_extent_t *jobs)
-{
-    size_t count = btl_ft_membership_job_count(next);
-
-    for (size_t i = 0; i < count && i < JOBS_MAX; ++i) {
-        jobs[i] = btl_ft_membership_job_at(next, i);
-    }
-    return count < JOBS_MAX ? count : JOBS_MAX;
 }
 
 /* What the queues hold, in the next union's ranks (the old union's
@@ -364,13 +371,6 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
     }
     if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_layout(next))) {
         goto done; /* one union already */
-    }
-    /* a job of the other side's union this process never connected to:
-     * OPAL must name it to PMIx (its modex, a fence) */
-    if (!ompi_comm_ft_union_learn_jobs(jobs, jobs_of(next, jobs))) {
-        ompi_comm_ft_log(1, "btl_ft: the runtime cannot name every job of the union of the connected "
-                         "jobs: each keeps its own detector");
-        goto done;
     }
     /* the same verdict everywhere: the same views and host names */
     if (plan->node_count > 1 && !(views[0].network && views[1].network)) {
@@ -579,12 +579,11 @@ static void announce_merge(const btl_ft_membership_t *next, const join_plan_t *p
 
 static void follow_kept(void)
 {
-    btl_ft_membership_t *named = heard.named, *left = NULL;
+    btl_ft_membership_t *named = heard.named;
     const btl_ft_membership_t *now = ompi_comm_ft_union_watched();
     ompi_comm_ft_named_failure_t known[KNOWN_MAX];
     uint32_t common[JOBS_MAX];
     size_t known_count = heard.known_count, common_count = heard.common_count;
-    btl_ft_job_extent_t jobs[JOBS_MAX];
     follow_t follow = {NULL, NULL};
     btl_ft_config_t config;
     char error[256] = "";
@@ -616,13 +615,10 @@ static void follow_kept(void)
         btl_ft_membership_destroy(named);
         merged = true;
     }
-    left = btl_ft_membership_create(jobs, jobs_of(now, jobs)); /* the jobs watched until now */
-    if (NULL == follow.next || NULL == left || !ompi_comm_ft_union_learn_jobs(jobs, jobs_of(follow.next, jobs))
-        || NULL == (follow.plan = plan_layout(follow.next))) {
+    if (NULL == follow.next || NULL == (follow.plan = plan_layout(follow.next))) {
         ompi_comm_ft_log(0, "btl_ft: the runtime cannot name the jobs of the union a JOIN tells of: this "
                          "process stays out of it and will be declared failed by the others");
         btl_ft_membership_destroy(follow.next);
-        btl_ft_membership_destroy(left);
         return;
     }
     gather_known(follow.plan, follow.next, known, known_count);
@@ -639,11 +635,10 @@ static void follow_kept(void)
         say_moved(btl_ft_membership_job_count(named), btl_ft_membership_epoch(named), follow.plan,
                   merged ? ", merged from unions made at once" : ", told by a JOIN");
         if (merged) {
-            announce_merge(named, follow.plan, common, common_count, left);
+            announce_merge(named, follow.plan, common, common_count, now); /* retired, not freed */
         }
     }
     btl_ft_membership_destroy(follow.next);
-    btl_ft_membership_destroy(left);
     free_plan(follow.plan);
 }
 
