@@ -34,7 +34,7 @@ TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_k
                    r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child|self|self_two_spawners|self_at_once)_np4|victim_death_np4|"
                    r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|during_(crash|hang)_np8)|"
                    r"sm_dead_writer|connect_failure_np4)$"
-                   r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes|spawn_self_2nodes)$")
+                   r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes|spawn_self_(two_spawners_|at_once_)?2nodes)$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"
                          r"starved_rank)$|^netns\.crash_notice_2nodes$")

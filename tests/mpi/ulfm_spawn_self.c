@@ -24,7 +24,8 @@
  *   --kind clean        nobody fails: everyone goes on for --linger-ms
  *
  * Every process that is not the victim loops until its allreduce fails or
- * --linger-ms pass, then prints one JSON line: its world rank, its side,
+ * --linger-ms pass (--compute-ms more in a spawn, whose processes start
+ * that much before those left out), then prints one JSON line: its world rank, its side,
  * how its loop ended and how long after the injection it failed.
  * Which processes learnt of the failure shows in the detector's verbose
  * lines (mpi_ft_verbose 1), which tests/mpi/spawn_self.py reads.
@@ -171,7 +172,9 @@ int main(int argc, char **argv)
     long long start = now_ns();
     stop_if_victim(!strcmp(o.kind, "child-hang") && is_child && o.spawned_by == o.spawners - 1, start);
     stop_if_victim(!strcmp(o.kind, "parent-hang") && !is_child && world_rank == o.victim, start);
-    if (merged != MPI_COMM_NULL) rc = loop_on(merged, start, o.linger_ms, &failed_ms);
+    /* those in a spawn start up to compute_ms before those left out, whose
+     * victim stops INJECT_AFTER_NS after their own start: stay as long again */
+    if (merged != MPI_COMM_NULL) rc = loop_on(merged, start, o.compute_ms + o.linger_ms, &failed_ms);
     else rc = loop_on(left_out, start, o.linger_ms, &failed_ms);
     char said[32];
     outcome(rc, said, sizeof said);
