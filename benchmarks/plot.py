@@ -17,6 +17,7 @@ from matplotlib.patches import Patch  # noqa: E402
 
 from benchmarks import common
 from benchmarks import summary
+from benchmarks.respawn import report_respawn
 
 COLORS = {"btl_ft": "tab:blue", "btl_ft-btl": "tab:cyan", "stock-detector": "tab:orange",
           "stock-default": "tab:gray"}
@@ -178,8 +179,36 @@ def plot_fig3():
     plt.close(fig)
 
 
+def plot_respawn():
+    """From a failure to the recovered job's first result, respawn against
+    shrink-only, by size and kind (the report's table)."""
+    cells = [c for c in report_respawn.cells(common.read_jsonl("respawn")) if not c["then"]]
+    if not cells:
+        return
+    labels = sorted({(c["ranks"], c["kind"]) for c in cells})
+    fig, ax = plt.subplots(figsize=(7, 4))
+    shown = (("respawn", "tab:blue", "respawn"), ("respawn, btl ^ofi", "tab:cyan", "respawn, btl ^ofi"),
+             ("shrink", "tab:gray", "shrink-only"))
+    for k, (recovery, color, name) in enumerate(shown):
+        xs, ys = [], []
+        for i, label in enumerate(labels):
+            cell = next((c for c in cells if (c["ranks"], c["kind"]) == label and c["recovery"] == recovery), None)
+            if cell and cell["first_result_ms"] is not None:
+                xs.append(i + (k - 1) * 0.27)
+                ys.append(cell["first_result_ms"])
+        ax.bar(xs, ys, 0.27, color=color, label=name)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels([f"{n} ranks\n{kind}" for n, kind in labels], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("failure -> first result of the recovered job (ms)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(OUT / "respawn.png", dpi=110)
+    plt.close(fig)
+
+
 def main():
-    for draw in (plot_agree, plot_propagate, plot_overhead, plot_scale, plot_fig3):
+    for draw in (plot_agree, plot_propagate, plot_overhead, plot_scale, plot_fig3, plot_respawn):
         draw()
     return 0
 

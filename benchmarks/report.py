@@ -14,6 +14,7 @@ from benchmarks import common
 from benchmarks import summary
 
 from benchmarks.node import report_two_levels
+from benchmarks.respawn import report_respawn
 from benchmarks.scale import report_sim
 from benchmarks.survivors import report_survivors
 
@@ -45,7 +46,7 @@ def machine_section(info):
 STAGE_RESULTS = {"scale": "scale", "sim_faults": "scale_faults", "fig4": "ftsim_fig4", "fig3": "fttune_fig3",
                  "propagate": "propagate", "agree": "agree", "crash": "crash", "node": "node",
                  "two_levels": "two_levels",
-                 "overhead": "overhead", "latency": "latency", "footprint": "footprint",
+                 "overhead": "overhead", "latency": "latency", "survivors": "survivors", "respawn": "respawn", "footprint": "footprint",
                  "accuracy": "accuracy", "false_failures": "false_failures", "repeat": "repeat",
                  "tasks": "tasks"}
 ISO_DATE = re.compile(r"\d{4}-\d\d-\d\dT")
@@ -525,6 +526,8 @@ def main():
         ("Overhead without failures", overhead_section()),
         ("Latency, many repetitions (latency)", latency_section()),
         ("The survivor allreduce, seed 001 (survivors)", report_survivors.section(table, fmt)),
+        ("The respawn idiom against shrink-only (respawn)",
+         report_respawn.section(table, fmt) + f"\n\n![respawn]({common.RESULTS_NAME}/respawn.png)"),
         ("Idle cost: a computing application", idle_cost_section()),
         ("Memory, descriptors and threads per process (footprint)", footprint_section()),
         ("Accuracy under oversubscription", accuracy_section()),

@@ -82,6 +82,7 @@ def stages(quick):
         ("overhead", [sys.executable, str(HERE / "overhead/run_overhead.py")] + flag),
         ("latency", [sys.executable, str(HERE / "latency/run_latency.py")] + flag),
         ("survivors", [sys.executable, str(HERE / "survivors/run_survivors.py")] + flag),
+        ("respawn", [sys.executable, str(HERE / "respawn/run_respawn.py")] + flag),
         ("footprint", [sys.executable, str(HERE / "footprint/run_footprint.py")] + flag),
         ("accuracy", [sys.executable, str(HERE / "accuracy/run_accuracy.py")] + flag),
         ("false_failures", [sys.executable, str(HERE / "accuracy/run_false_failures.py")] + flag),

@@ -17,7 +17,18 @@
  * process. They print a second line: the ranks that failed and the size
  * of the shrunk communicator.
  *
- *   ulfm_respawn --victims 1[,2...] --kind crash|hang [--then crash|hang] [--rounds 20] [--deadline-s 30]
+ * With --recovery shrink, the survivors go on with the shrunk communicator
+ * instead, spawning nothing: the recovery the respawn idiom is weighed
+ * against (benchmarks/respawn).
+ *
+ * For the benchmark, every failing process first prints when it fails
+ * ({"victim": true, "at_ns"}), and the others when their allreduce failed
+ * (failed_ns, second_failed_ns) and when the recovered communicator gave
+ * its first result (first_result_ns): CLOCK_MONOTONIC, which every process
+ * of this machine shares, emulated nodes included.
+ *
+ *   ulfm_respawn --victims 1[,2...] --kind crash|hang [--then crash|hang] [--recovery respawn|shrink]
+ *                [--rounds 20] [--deadline-s 30]
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -39,6 +50,7 @@ struct options {
     int victim_count;
     const char *kind;
     const char *then; /* NULL: the replacements do not fail */
+    bool shrink_only; /* --recovery shrink */
     int rounds;
     int deadline_s;
 };
@@ -56,19 +68,24 @@ static void parse(int argc, char **argv, struct options *o)
             free(copy);
         } else if (!strcmp(argv[i], "--kind")) o->kind = value;
         else if (!strcmp(argv[i], "--then")) o->then = value;
+        else if (!strcmp(argv[i], "--recovery")) {
+            o->shrink_only = !strcmp(value, "shrink");
+            if (o->shrink_only == !strcmp(value, "respawn")) o->victim_count = 0; /* neither: usage */
+        }
         else if (!strcmp(argv[i], "--rounds")) o->rounds = atoi(value);
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
     }
     if (o->victim_count == 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))
-        || (o->then && strcmp(o->then, "crash") && strcmp(o->then, "hang"))) {
+        || (o->then && strcmp(o->then, "crash") && strcmp(o->then, "hang")) || (o->then && o->shrink_only)) {
         fprintf(stderr, "usage: ulfm_respawn --victims R[,R...] --kind crash|hang [--then crash|hang] "
-                        "[--rounds N]\n");
+                        "[--recovery respawn|shrink] [--rounds N] (--then needs respawn)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
 }
 
-static void fail(const char *kind)
+static void fail(const char *kind, int rank)
 {
+    printf("{\"rank\":%d,\"victim\":true,\"kind\":\"%s\",\"at_ns\":%lld}\n", rank, kind, now_ns());
     fflush(stdout);
     raise(strcmp(kind, "hang") ? SIGKILL : SIGSTOP);
     pause();
@@ -82,7 +99,7 @@ static void replacements_fail(MPI_Comm restored, bool replacement, int rank, con
     MPI_Group failed;
     char list[128];
     int rc = MPI_SUCCESS, size = 0;
-    if (replacement) fail(kind);
+    if (replacement) fail(kind, rank);
     long long start = now_ns();
     while (rc == MPI_SUCCESS) {
         int one = 1, sum = 0;
@@ -101,7 +118,8 @@ static void replacements_fail(MPI_Comm restored, bool replacement, int rank, con
         MPI_Comm_free(&shrunk);
     }
     printf("{\"rank\":%d,\"second_failed\":%s,\"second_shrink_rc\":%d,\"second_size\":%d,"
-           "\"second_ms\":%.1f}\n", rank, list, rc, size, (failed_at - start) / 1e6);
+           "\"second_ms\":%.1f,\"second_failed_ns\":%lld}\n", rank, list, rc, size, (failed_at - start) / 1e6,
+           failed_at);
     fflush(stdout);
 }
 
@@ -128,11 +146,10 @@ static void step_done(int rc, int rank, const char *step)
     exit(4);
 }
 
-/* The survivors' side: shrink, spawn replacements for the failed ranks of
- * world, and return the restored communicator in the original rank order. */
-static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replaced_count)
+/* The survivors' first step: shrink world, and name its failed ranks. */
+static MPI_Comm shrink(MPI_Comm world, int *replaced, int *replaced_count)
 {
-    MPI_Comm shrunk, inter, merged, restored;
+    MPI_Comm shrunk;
     MPI_Group world_group, shrunk_group, gone;
     int world_rank, count;
     MPI_Comm_rank(world, &world_rank);
@@ -153,8 +170,17 @@ static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replace
     MPI_Group_free(&gone);
     MPI_Group_free(&shrunk_group);
     MPI_Group_free(&world_group);
-
     MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
+    return shrunk;
+}
+
+/* The survivors' side: shrink, spawn replacements for the failed ranks of
+ * world, and return the restored communicator in the original rank order. */
+static MPI_Comm respawn(MPI_Comm world, char **argv, int *replaced, int *replaced_count)
+{
+    MPI_Comm shrunk = shrink(world, replaced, replaced_count), inter, merged, restored;
+    int world_rank, count = *replaced_count;
+    MPI_Comm_rank(world, &world_rank);
     step_done(MPI_Comm_spawn(argv[0], argv + 1, count, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE),
               world_rank, "MPI_Comm_spawn");
     int shrunk_rank;
@@ -197,7 +223,7 @@ int main(int argc, char **argv)
     parse(argc, argv, &o);
     MPI_Comm_get_parent(&parent);
     bool replacement = parent != MPI_COMM_NULL;
-    long long start = now_ns(), recovered_ns = 0;
+    long long start = now_ns(), recovered_ns = 0, failed_at = 0;
 
     if (replacement) {
         set_deadline(-1, o.deadline_s, "replacement not joined within the deadline");
@@ -211,19 +237,22 @@ int main(int argc, char **argv)
         for (int i = 0; i < o.victim_count; i++) victim |= o.victims[i] == rank;
         int rc = MPI_SUCCESS;
         while (rc == MPI_SUCCESS) {
-            if (victim && now_ns() - start >= INJECT_AFTER_NS) fail(o.kind);
+            if (victim && now_ns() - start >= INJECT_AFTER_NS) fail(o.kind, rank);
             int one = 1, sum = 0;
             rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         }
-        long long failed_at = now_ns();
-        restored = respawn(MPI_COMM_WORLD, argv, replaced, &replaced_count);
+        failed_at = now_ns();
+        if (o.shrink_only) restored = shrink(MPI_COMM_WORLD, replaced, &replaced_count);
+        else restored = respawn(MPI_COMM_WORLD, argv, replaced, &replaced_count);
         recovered_ns = now_ns() - failed_at;
     }
     MPI_Comm_set_errhandler(restored, MPI_ERRORS_RETURN);
     int restored_rank;
     MPI_Comm_rank(restored, &restored_rank);
-    ok = restored_rank == rank;
-    for (int round = 0; round <= o.rounds; round++) ok &= ranks_add_up(restored);
+    ok = restored_rank == rank || o.shrink_only; /* a shrink renumbers */
+    ok &= ranks_add_up(restored);
+    long long first_result_at = now_ns();
+    for (int round = 1; round <= o.rounds; round++) ok &= ranks_add_up(restored);
     /* the replacements fail only once everyone has checked its sums (a
      * replacement done first failed a slower rank's last allreduce) */
     if (o.then) MPI_Barrier(restored);
@@ -233,8 +262,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < replaced_count && used < sizeof list; i++)
         used += (size_t)snprintf(list + used, sizeof list - used, "%s%d", i ? "," : "", replaced[i]);
     if (used < sizeof list) snprintf(list + used, sizeof list - used, "]");
-    printf("{\"rank\":%d,\"replacement\":%s,\"replaced\":%s,\"result_ok\":%s,\"recovery_ms\":%.1f}\n",
-           rank, replacement ? "true" : "false", list, ok ? "true" : "false", recovered_ns / 1e6);
+    printf("{\"rank\":%d,\"replacement\":%s,\"replaced\":%s,\"result_ok\":%s,\"recovery_ms\":%.1f,"
+           "\"failed_ns\":%lld,\"first_result_ns\":%lld}\n", rank, replacement ? "true" : "false", list,
+           ok ? "true" : "false", recovered_ns / 1e6, failed_at, first_result_at);
     fflush(stdout);
     if (o.then) replacements_fail(restored, replacement, rank, o.then);
     alarm(0);
