@@ -50,14 +50,14 @@ struct options {
     int victim_count;
     const char *kind;
     const char *then; /* NULL: the replacements do not fail */
-    bool shrink_only; /* --recovery shrink */
+    const char *recovery; /* respawn, or shrink only */
     int rounds;
     int deadline_s;
 };
 
 static void parse(int argc, char **argv, struct options *o)
 {
-    *o = (struct options){.kind = "crash", .rounds = 20, .deadline_s = 30};
+    *o = (struct options){.kind = "crash", .recovery = "respawn", .rounds = 20, .deadline_s = 30};
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *value = argv[i + 1];
         if (!strcmp(argv[i], "--victims")) {
@@ -68,15 +68,14 @@ static void parse(int argc, char **argv, struct options *o)
             free(copy);
         } else if (!strcmp(argv[i], "--kind")) o->kind = value;
         else if (!strcmp(argv[i], "--then")) o->then = value;
-        else if (!strcmp(argv[i], "--recovery")) {
-            o->shrink_only = !strcmp(value, "shrink");
-            if (o->shrink_only == !strcmp(value, "respawn")) o->victim_count = 0; /* neither: usage */
-        }
+        else if (!strcmp(argv[i], "--recovery")) o->recovery = value;
         else if (!strcmp(argv[i], "--rounds")) o->rounds = atoi(value);
         else if (!strcmp(argv[i], "--deadline-s")) o->deadline_s = atoi(value);
     }
     if (o->victim_count == 0 || (strcmp(o->kind, "crash") && strcmp(o->kind, "hang"))
-        || (o->then && strcmp(o->then, "crash") && strcmp(o->then, "hang")) || (o->then && o->shrink_only)) {
+        || (o->then && strcmp(o->then, "crash") && strcmp(o->then, "hang"))
+        || (strcmp(o->recovery, "respawn") && strcmp(o->recovery, "shrink"))
+        || (o->then && strcmp(o->recovery, "respawn"))) {
         fprintf(stderr, "usage: ulfm_respawn --victims R[,R...] --kind crash|hang [--then crash|hang] "
                         "[--recovery respawn|shrink] [--rounds N] (--then needs respawn)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -222,7 +221,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     parse(argc, argv, &o);
     MPI_Comm_get_parent(&parent);
-    bool replacement = parent != MPI_COMM_NULL;
+    bool replacement = parent != MPI_COMM_NULL, shrink_only = !strcmp(o.recovery, "shrink");
     long long start = now_ns(), recovered_ns = 0, failed_at = 0;
 
     if (replacement) {
@@ -242,14 +241,14 @@ int main(int argc, char **argv)
             rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         }
         failed_at = now_ns();
-        if (o.shrink_only) restored = shrink(MPI_COMM_WORLD, replaced, &replaced_count);
+        if (shrink_only) restored = shrink(MPI_COMM_WORLD, replaced, &replaced_count);
         else restored = respawn(MPI_COMM_WORLD, argv, replaced, &replaced_count);
         recovered_ns = now_ns() - failed_at;
     }
     MPI_Comm_set_errhandler(restored, MPI_ERRORS_RETURN);
     int restored_rank;
     MPI_Comm_rank(restored, &restored_rank);
-    ok = restored_rank == rank || o.shrink_only; /* a shrink renumbers */
+    ok = restored_rank == rank || shrink_only; /* a shrink renumbers */
     ok &= ranks_add_up(restored);
     long long first_result_at = now_ns();
     for (int round = 1; round <= o.rounds; round++) ok &= ranks_add_up(restored);
