@@ -477,7 +477,7 @@ int ompi_comm_failure_detector_start(void)
     free(module.nodes); /* the core and the transport keep their own copies */
     module.nodes = NULL;
     if (module.over_ucx) {
-        ompi_comm_ft_ucx_connect();
+        ompi_comm_ft_ucx_connect(true);
     } else {
         ompi_comm_ft_btl_make_endpoints();
     }

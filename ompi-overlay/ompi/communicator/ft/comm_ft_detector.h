@@ -122,15 +122,18 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const 
 int ompi_comm_ft_ucx_init(bool rdma_heartbeat, const uint32_t *node_of_rank,
                           ompi_comm_ft_deliver_fn_t deliver, size_t *max_message_bytes,
                           const char **reason);
-/* After MPI_Init's barrier, on the application's thread: makes and wires up
- * the message endpoints to every process, and the heartbeat endpoints to
- * every process of another node (jobs of up to 4096). */
-void ompi_comm_ft_ucx_connect(void);
+/* Makes the message endpoints to every process, and the heartbeat endpoints
+ * to every process of another node (unions of up to 4096), and starts
+ * their wireup. After MPI_Init's barrier, on the application's thread, it
+ * waits for the wireup; at a join it does not (the detector's progress
+ * finishes it): a new process answers only once its own detector runs,
+ * and a detector held waiting is declared hung by its observers. */
+void ompi_comm_ft_ucx_connect(bool wait_for_wireup);
 /* A join (core lock not needed: no detector runs): the union's `size`
  * processes by name, its epoch and identity (btl_ft_membership_identity),
  * previous[rank] a process's rank in the last union (UINT32_MAX: new to
  * it), node ids as init's, the processes known failed (never sent to).
- * Then connect() wires up the new ones. */
+ * Then connect() wires up the new ones. Progresses nothing. */
 int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t identity,
                           const opal_process_name_t *names, const uint32_t *previous,
                           const uint32_t *node_of_rank, const btl_ft_known_failure_t *failed,
@@ -250,9 +253,10 @@ typedef struct ompi_comm_ft_join_news_t {
     const uint32_t *to;
     size_t to_count;
 } ompi_comm_ft_join_news_t;
-/* hand_over: at a join, what the detector had not yet told ULFM is told
- * now, on the calling thread (the next detector never reports what it
- * starts knowing); false at MPI_Finalize. leaving_too: the processes that
+/* hand_over: at a join, what arrived reaches the old core (a JOIN is
+ * heard), and what the detector had not yet told ULFM is told now, on the
+ * calling thread (the next detector never reports what it starts
+ * knowing); false at MPI_Finalize. leaving_too: the processes that
  * leave with this one (btl_ft_leave). announce (NULL: none): a JOIN sent
  * before leaving, once the thread stopped (the transport is then this
  * thread's). */

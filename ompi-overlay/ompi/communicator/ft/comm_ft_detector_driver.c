@@ -605,8 +605,10 @@ int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transp
     if (NULL != driver.core) {
         retire_core_locked(NULL, 0);
     }
-    ompi_comm_ft_queues_drop_inbox(); /* the old union's ranks */
     ret = move_transport(arg);
+    /* the old union's ranks, but JOINs: what came before the transport
+     * moved (a message of the new union waits in it for the next step) */
+    ompi_comm_ft_queues_drop_inbox();
     if (OMPI_SUCCESS == ret) {
         ret = ompi_comm_ft_queues_grow(config->size);
     }
@@ -662,7 +664,14 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
         pthread_mutex_unlock(&driver.core_lock);
         goto no_core;
     }
-    if (hand_over) { /* the failures ULFM reported reach the core, and their conclusions ULFM */
+    if (hand_over) {
+        /* what arrived reaches the core (a JOIN of another connect made at
+         * once: its queue goes below), the failures ULFM reported too, and
+         * their conclusions ULFM */
+        if (NULL != driver.ops.progress) {
+            driver.ops.progress();
+        }
+        drain_inbox(now_ns());
         drain_reports(now_ns());
     }
     if (NULL != announce && !announce_locked(announce)) {

@@ -285,7 +285,7 @@ static int move_to(btl_ft_membership_t *next, join_plan_t *plan, const ompi_comm
     ret = move_state(next, plan);
     config = next_config(plan);
     if (OMPI_SUCCESS == ret && OMPI_SUCCESS == (ret = ompi_comm_ft_wiring_create_core(&config))) {
-        ompi_comm_ft_ucx_connect();
+        ompi_comm_ft_ucx_connect(false);
         if (was_active && ompi_comm_ft_wiring_watches_node()) {
             ompi_comm_ft_witness_rewatch();
         }
@@ -497,7 +497,7 @@ static int move_transport(void *arg)
 
     follow->next = NULL; /* adopted */
     if (OMPI_SUCCESS == ret) {
-        ompi_comm_ft_ucx_connect();
+        ompi_comm_ft_ucx_connect(false);
     }
     return ret;
 }

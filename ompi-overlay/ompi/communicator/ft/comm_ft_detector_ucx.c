@@ -81,14 +81,19 @@
  * At a join (comm_ft_detector.c: a spawn or connect made one union of
  * two) the context, its workers and the endpoints to processes already
  * known stay; the new processes' addresses come from what the connect
- * brought (their job's modex), and their endpoints are wired up as at
- * MPI_Init. A message carries a tag of its sender's union (its epoch and
- * identity), and a heartbeat word a shorter one in its top byte: a
- * receiver drops another union's, sent while the processes move, but a
- * JOIN, which names its union in full. A process publishes its flag file's path with
- * its addresses, so a node-mate of another job stores into its flag like
- * one of its own job. A job of one process publishes too, and a spawned job, which
- * may join parents on other nodes, never counts as one node.
+ * brought (their job's modex), and their endpoints are made as at
+ * MPI_Init, but their wireup is not waited for: a new process answers
+ * only once its own detector runs, and one that followed a JOIN while the
+ * other side of the connect was still in it stopped heartbeating for as
+ * long (60 ms and more across emulated nodes: its observer declared it,
+ * netns.spawn_self_at_once_2nodes). A message carries a tag of its
+ * sender's union (its epoch and identity), and a heartbeat word a shorter
+ * one in its top byte: a receiver drops another union's, sent while the
+ * processes move, but a JOIN, which names its union in full. A process
+ * publishes its flag file's path with its addresses, so a node-mate of
+ * another job stores into its flag like one of its own job. A job of one
+ * process publishes too, and a spawned job, which may join parents on
+ * other nodes, never counts as one node.
  *
  * This file makes the context, publishes and reads the addresses, makes
  * the endpoints and runs the lifecycle; the heartbeats and messages that
@@ -515,9 +520,9 @@ static void say_hello(ucp_ep_h ep)
     }
 }
 
-void ompi_comm_ft_ucx_connect(void)
+void ompi_comm_ft_ucx_connect(bool wait_for_wireup)
 {
-    int64_t deadline = now_ns() + CONNECT_NS;
+    int64_t deadline = now_ns() + (wait_for_wireup ? CONNECT_NS : 0);
     uint32_t remote = 0;
 
     if (NULL == ucx->peers || ucx->size > ADDRESSES_AT_INIT_MAX) {
@@ -536,12 +541,14 @@ void ompi_comm_ft_ucx_connect(void)
             say_hello(peer->hb_ep);
         }
     }
-    /* every process does the same now, and answers while it waits */
+    /* every process does the same now, and answers while it waits; at a
+     * join the detector's progress finishes the wireup instead */
     while (0 < ucx->hellos_in_flight && now_ns() < deadline) {
         ompi_comm_ft_ucx_progress();
     }
-    ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes made (%u of other nodes), %d not "
-                     "wired up in time", ucx->size - 1, remote, ucx->hellos_in_flight);
+    ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes made (%u of other nodes), %d %s",
+                     ucx->size - 1, remote, ucx->hellos_in_flight,
+                     wait_for_wireup ? "not wired up in time" : "being wired up");
 }
 
 /* Every peer must have published: a process whose UCX could not start
@@ -673,7 +680,10 @@ int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t
     if (NULL != node_of_rank && NULL == (nodes = malloc(size * sizeof(*nodes)))) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    flush_sends(); /* the old union's LEAVE messages */
+    /* No progress until the next detector runs: what arrived meanwhile
+     * would have no queue, or the last union's numbers (a JOIN, or a LEAVE
+     * taken for one of the next union: a process that later failed was
+     * never reported). The last union's sends carry its tag already. */
     if (NULL == (peers = carry_peers(size, names, previous))) {
         free(nodes);
         return OMPI_ERR_OUT_OF_RESOURCE;

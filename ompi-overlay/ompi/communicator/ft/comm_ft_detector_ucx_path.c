@@ -233,7 +233,9 @@ static ucs_status_t on_message(void *arg, const void *header_bytes, size_t heade
 }
 
 /* A heartbeat word from an emitter on another node, on the heartbeat
- * worker: into the flag, as a node-mate's store would put it. */
+ * worker: into the flag, as a node-mate's store would put it. Not one of
+ * another union (an emitter that has not moved yet): stored, it would
+ * hide this union's last word before the flag is read. */
 static ucs_status_t on_heartbeat(void *arg, const void *header, size_t header_length, void *data,
                                  size_t length, const ucp_am_recv_param_t *param)
 {
@@ -244,8 +246,12 @@ static ucs_status_t on_heartbeat(void *arg, const void *header, size_t header_le
         return UCS_OK;
     }
     memcpy(&word, data, sizeof(word));
-    __atomic_store_n(ucx->flag, word, __ATOMIC_RELEASE);
     ++ucx->counters.heartbeats_received;
+    if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != ucx->word_tag) {
+        ++ucx->counters.other_epoch_dropped;
+        return UCS_OK;
+    }
+    __atomic_store_n(ucx->flag, word, __ATOMIC_RELEASE);
     return UCS_OK;
 }
 
