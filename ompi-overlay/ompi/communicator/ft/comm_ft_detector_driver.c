@@ -655,24 +655,29 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
     if (driver.running) {
         stop_driving();
     }
-    if (!hand_over) {
-        ompi_comm_ft_queues_close(); /* at a join, what they hold is handed over below */
-    }
 
     pthread_mutex_lock(&driver.core_lock);
-    if (NULL == driver.core) { /* a join could not start the next one */
-        pthread_mutex_unlock(&driver.core_lock);
-        goto no_core;
-    }
-    if (hand_over) {
-        /* what arrived reaches the core (a JOIN of another connect made at
-         * once: its queue goes below), the failures ULFM reported too, and
-         * their conclusions ULFM */
+    if (NULL != driver.core) {
+        /* What arrived reaches the core before it leaves: a neighbour's
+         * LEAVE, which this one's LEAVE then passes on (else the next
+         * observer mends onto the neighbour, gone, and takes it for
+         * failed), and at a join a JOIN of another connect made at once.
+         * At a join, the failures ULFM reported too, and their conclusions
+         * ULFM: the queues are handed over below. */
         if (NULL != driver.ops.progress) {
             driver.ops.progress();
         }
         drain_inbox(now_ns());
-        drain_reports(now_ns());
+        if (hand_over) {
+            drain_reports(now_ns());
+        }
+    }
+    if (!hand_over) {
+        ompi_comm_ft_queues_close();
+    }
+    if (NULL == driver.core) { /* a join could not start the next one */
+        pthread_mutex_unlock(&driver.core_lock);
+        goto no_core;
     }
     if (NULL != announce && !announce_locked(announce)) {
         ompi_comm_ft_log(0, "btl_ft: could not tell the processes left out of the connect where the "

@@ -85,8 +85,8 @@
  * MPI_Init, but their wireup is not waited for: a new process answers
  * only once its own detector runs, and one that followed a JOIN while the
  * other side of the connect was still in it stopped heartbeating for as
- * long (60 ms and more across emulated nodes: its observer declared it,
- * netns.spawn_self_at_once_2nodes). A message carries a tag of its
+ * long (55 to 71 ms across emulated nodes, netns.spawn_self_at_once_2nodes,
+ * with a timeout of 50 ms). A message carries a tag of its
  * sender's union (its epoch and identity), and a heartbeat word a shorter
  * one in its top byte: a receiver drops another union's, sent while the
  * processes move, but a JOIN, which names its union in full. A process
