@@ -86,10 +86,11 @@
  * only once its own detector runs, and one that followed a JOIN while the
  * other side of the connect was still in it stopped heartbeating for as
  * long (55 to 71 ms across emulated nodes, netns.spawn_self_at_once_2nodes,
- * with a timeout of 50 ms). A message carries a tag of its
- * sender's union (its epoch and identity), and a heartbeat word a shorter
- * one in its top byte: a receiver drops another union's, sent while the
- * processes move, but a JOIN, which names its union in full. A process
+ * with a timeout of 50 ms). A message carries its sender's union's
+ * identity (a digest of its jobs and their joining epochs), and a
+ * heartbeat word 8 bits of epoch and identity in its top byte: a receiver
+ * drops another union's, sent while the processes move, but a JOIN, which
+ * names its union in full. A process
  * publishes its flag file's path with its addresses, so a node-mate of
  * another job stores into its flag like one of its own job. A job of one
  * process publishes too, and a spawned job, which may join parents on
@@ -666,6 +667,14 @@ static peer_t *carry_peers(uint32_t size, const opal_process_name_t *names, cons
     return peers;
 }
 
+static uint8_t fold_to_nibble(uint64_t bits)
+{
+    for (int width = 32; width >= 4; width /= 2) {
+        bits ^= bits >> width;
+    }
+    return (uint8_t) (bits & 0xf);
+}
+
 int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t identity,
                           const opal_process_name_t *names,
                           const uint32_t *previous, const uint32_t *node_of_rank,
@@ -697,10 +706,10 @@ int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t
     ucx->node_of_rank = nodes;
     ucx->self = self;
     ucx->size = size;
-    /* the epoch tells a union from the last one; the identity, from
-     * another of the same epoch (two connects at once) */
-    ucx->frame_tag = (uint16_t) (((epoch & 0xff) << 8) | (identity & 0xff));
-    ucx->word_tag = (uint8_t) (((epoch & 0xf) << 4) | (identity & 0xf));
+    /* the identity tells a union from any other (it digests each job's
+     * joining epoch); a word's 4 bits of it are folded from all 64 */
+    ucx->frame_tag = identity;
+    ucx->word_tag = (uint8_t) (((epoch & 0xf) << 4) | fold_to_nibble(identity));
     ucx->last_epoch_word = 0;
     /* nothing is sent to a process known failed: a hello to one would hold
      * connect() until its deadline */

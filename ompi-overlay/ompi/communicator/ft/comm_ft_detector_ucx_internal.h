@@ -73,9 +73,12 @@ typedef struct ucx_transport_t {
 
     uint32_t self; /* in the union */
     uint32_t size;
-    /* the union's, from its epoch and identity: a message or word of
-     * another is dropped (but a JOIN, which names its union in full) */
-    uint16_t frame_tag;
+    /* the union's: a message or word of another is dropped (but a JOIN,
+     * which names its union in full). A message carries its identity
+     * whole: 8 bits of it once matched between a union and the one merged
+     * from it (1 in 128 merges), and a LEAVE of the first was read by the
+     * second. A word has room for 8 bits of epoch and identity. */
+    uint64_t frame_tag;
     uint8_t word_tag;
     bool rdma_heartbeat;
     uint32_t *node_of_rank; /* NULL: one node */

@@ -33,9 +33,9 @@
  * detector it is for: ranks name other processes in another. */
 typedef struct frame_header_t {
     uint8_t kind;
-    uint8_t pad;
-    uint16_t tag;
+    uint8_t pad[3];
     uint32_t from;
+    uint64_t tag;
 } frame_header_t;
 
 static ucx_transport_t *const ucx = &ompi_comm_ft_ucx_state;
