@@ -90,11 +90,10 @@
  * identity (a digest of its jobs and their joining epochs), and a
  * heartbeat word 8 bits of epoch and identity in its top byte: a receiver
  * drops another union's, sent while the processes move, but a JOIN, which
- * names its union in full. A process
- * publishes its flag file's path with its addresses, so a node-mate of
- * another job stores into its flag like one of its own job. A job of one
- * process publishes too, and a spawned job, which may join parents on
- * other nodes, never counts as one node.
+ * names its union in full. A process publishes its flag file's path with
+ * its addresses, so a node-mate of another job stores into its flag like
+ * one of its own job. A job of one process publishes too, and a spawned
+ * job, which may join parents on other nodes, never counts as one node.
  *
  * This file makes the context, publishes and reads the addresses, makes
  * the endpoints and runs the lifecycle; the heartbeats and messages that

@@ -76,7 +76,7 @@ typedef struct ucx_transport_t {
     /* the union's: a message or word of another is dropped (but a JOIN,
      * which names its union in full). A message carries its identity
      * whole: 8 bits of it once matched between a union and the one merged
-     * from it (1 in 128 merges), and a LEAVE of the first was read by the
+     * from it (1 job family in 128), and a LEAVE of the first was read by the
      * second. A word has room for 8 bits of epoch and identity. */
     uint64_t frame_tag;
     uint8_t word_tag;
