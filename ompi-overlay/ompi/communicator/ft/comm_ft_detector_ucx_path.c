@@ -46,6 +46,13 @@ static bool words_tagged(void)
     return ucx->size < EPOCH_TAGGED_SIZE_MAX;
 }
 
+/* A word stored or sent by an emitter of another union (one that has not
+ * moved yet, or this process has not). */
+static bool word_of_another_union(uint64_t word)
+{
+    return words_tagged() && (word >> EPOCH_TAG_SHIFT) != ucx->word_tag;
+}
+
 /* How heartbeats reach this observer: its flag mapped here, or a message
  * to its heartbeat worker. */
 void ompi_comm_ft_ucx_find_heartbeat_path(uint32_t observer)
@@ -247,7 +254,7 @@ static ucs_status_t on_heartbeat(void *arg, const void *header, size_t header_le
     }
     memcpy(&word, data, sizeof(word));
     ++ucx->counters.heartbeats_received;
-    if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != ucx->word_tag) {
+    if (word_of_another_union(word)) {
         ++ucx->counters.other_epoch_dropped;
         return UCS_OK;
     }
@@ -283,7 +290,7 @@ uint64_t ompi_comm_ft_ucx_read_flag(void)
     if (word != ucx->last_flag_word) {
         ucx->last_flag_word = word;
         ++ucx->counters.flag_words_seen;
-        if (words_tagged() && (word >> EPOCH_TAG_SHIFT) != ucx->word_tag) {
+        if (word_of_another_union(word)) {
             ++ucx->counters.other_epoch_dropped;
         } else {
             ucx->last_epoch_word = word & ((UINT64_C(1) << EPOCH_TAG_SHIFT) - 1);
