@@ -73,6 +73,7 @@ void detector::state::heard_emitter(time_ns now) {
         out.on_close_call(emitter, silent);
     }
     last_heard_at = now;
+    mend_witness_asked = false;
     confirm.end();
     expect_emitter_by(now + config.timeout_ns);
 }
@@ -91,6 +92,9 @@ void detector::state::expect_emitter_by(time_ns due) {
 // stall. A witness on its node is asked as well: a starved emitter cannot
 // answer either, but its host can tell that it still runs.
 void detector::state::start_confirm(time_ns now) {
+    if (!confirm.active()) {
+        witnessed_row.clear();
+    }
     confirm.ask(next_round());
     std::array<std::byte, wire::max_probe_bytes> bytes;
     net.send(emitter, wire::encode_probe(confirm.round(), bytes));
@@ -154,6 +158,7 @@ rank_t detector::state::find_emitter() const {
 void detector::state::mend(time_ns now, bool after_failure) {
     emitter = find_emitter();
     have_sequence = false;
+    mend_witness_asked = false;
     confirm.end();
     last_heard_at = now;
     if (alone()) {
@@ -170,6 +175,9 @@ void detector::state::mend(time_ns now, bool after_failure) {
         emitter_deadline = never;
     }
     refresh_probes(now, after_failure && started);
+    if (after_failure && started) {
+        ask_witness_after_mend();
+    }
 }
 
 void detector::state::send_new_observer() {

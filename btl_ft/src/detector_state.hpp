@@ -82,6 +82,13 @@ struct detector::state {
     // sent a PROBE; emitter_deadline is then the end of the confirmation
     // window (detector_config::confirm_window()): the timeout.
     confirmation confirm;
+    // Two levels: the emitter's node-mates behind it that a witness of the
+    // current confirmation, or of the mending, saw stopped.
+    dead_set witnessed_row;
+    // Two levels: the round of the WITNESS asked about a new emitter of
+    // another node at a mending after a failure, until it answers.
+    std::uint32_t mend_witness_round = 0;
+    bool mend_witness_asked = false;
     // Predecessors behind the emitter, only while it has not yet sent its
     // first word after a mending.
     probe_window probes;
@@ -132,6 +139,7 @@ struct detector::state {
     void ask_witness(time_ns now);
     void apply_witness(time_ns now, process_state seen);
     void on_witness(rank_t from, const wire::message& msg);
+    void stopped_row_behind(rank_t subject, std::vector<rank_t>& behind) const;
     void on_witness_reply(time_ns now, rank_t from, const wire::message& msg);
     // detector_join.cpp
     std::vector<std::byte> join_bytes(const join_notice& next, std::size_t& carried) const;
@@ -172,6 +180,8 @@ struct detector::state {
     // --- two levels (detector_two_levels.cpp) ---
     void suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found, bool node_silent);
     void condemn_stopped_mates(time_ns now, rank_t suspect, std::vector<rank_t>& declared);
+    void ask_witness_after_mend();
+    bool on_mend_witness_reply(time_ns now, rank_t from, const wire::message& msg);
     void tell_condemned_mates(const wire::message& msg);
     void tell_source_what_it_missed(rank_t from, const wire::message& msg);
     bool answers_a_notice_of_ours(rank_t from, const wire::message& msg) const;

@@ -18,7 +18,9 @@ namespace btl_ft {
 // node-mates (tell_condemned_mates). Otherwise the predecessors behind the
 // emitter that share this process's node are asked of the host at once
 // (it costs a read of /proc): those stopped or gone are declared with it,
-// so a row of hung node-mates takes one timeout, not one each.
+// so a row of hung node-mates takes one timeout, not one each. The row of
+// another node is the witness's to see: its answer names the node-mates
+// behind the emitter that it saw stopped or gone (on_witness).
 void detector::state::suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found,
                                               bool node_silent) {
     std::vector<rank_t> declared(found.view().begin(), found.view().end());
@@ -51,7 +53,9 @@ void detector::state::condemn_stopped_mates(time_ns now, rank_t suspect, std::ve
         if (gone(rank)) {
             continue;
         }
-        const process_state seen = same_node(self(), rank) ? net.local_state(rank) : process_state::unknown;
+        const process_state seen = same_node(self(), rank) ? net.local_state(rank)
+                                   : witnessed_row.contains(rank) ? process_state::stopped
+                                                                   : process_state::unknown;
         if (seen != process_state::stopped && seen != process_state::gone) {
             return;
         }
@@ -59,6 +63,50 @@ void detector::state::condemn_stopped_mates(time_ns now, rank_t suspect, std::ve
             declared.push_back(rank);
         }
     }
+}
+
+// Two levels: an observer that mends onto a process of another node after
+// a failure asks that node at once whether its new emitter still runs, as
+// it asks its own host about a node-mate (condemn_stopped_mates). A row of
+// hung processes that spans two nodes then takes one timeout, not one for
+// each node: the new emitter's own observer was in the row, so nobody timed
+// its silence.
+void detector::state::ask_witness_after_mend() {
+    if (config.hierarchy != hierarchy_kind::node || !config.node_of_rank || alone() || same_node(self(), emitter)) {
+        return;
+    }
+    const rank_t witness = witness_for(emitter);
+    if (witness == no_rank) {
+        return;
+    }
+    mend_witness_round = next_round();
+    mend_witness_asked = true;
+    std::array<std::byte, wire::max_witness_bytes> bytes;
+    net.send(witness, wire::encode_witness(mend_witness_round, emitter, bytes));
+}
+
+// The answer about the new emitter: stopped, it is declared now with the
+// row behind it; otherwise its first word is awaited as after any mending
+// (gone may be an end in MPI_Finalize whose LEAVE is on its way; a crash is
+// reported by the node watch and the runtime). True when the message was
+// that answer.
+bool detector::state::on_mend_witness_reply(time_ns now, rank_t from, const wire::message& msg) {
+    if (!mend_witness_asked || msg.sequence != mend_witness_round || msg.subject != emitter || from == self() ||
+        !same_node(from, emitter)) {
+        return false;
+    }
+    mend_witness_asked = false;
+    if (msg.state == process_state::stopped && !confirm.active()) {
+        ++stats.witnessed_down;
+        witnessed_row.clear();
+        for (const rank_t rank : msg.behind) {
+            if (rank != self() && same_node(rank, from)) {
+                witnessed_row.insert(rank);
+            }
+        }
+        suspect_emitter(now);
+    }
+    return true;
 }
 
 // Two levels: a node declared lost whole gets one copy of the notice, at

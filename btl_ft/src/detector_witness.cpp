@@ -135,22 +135,61 @@ void detector::state::apply_witness(time_ns now, process_state seen) {
 }
 
 // Answered for subjects of our own node only; a subject elsewhere is
-// `unknown`, whatever the asker believed.
+// `unknown`, whatever the asker believed. With two levels, a subject seen
+// stopped or gone comes with the row of node-mates right behind it that
+// are stopped too, which the asker, on another node, cannot see.
 void detector::state::on_witness(rank_t from, const wire::message& msg) {
     process_state seen = process_state::unknown;
     if (config.node_of_rank && msg.subject != self() && same_node(self(), msg.subject)) {
         seen = net.local_state(msg.subject);
     }
+    std::vector<rank_t> behind;
+    if (config.hierarchy == hierarchy_kind::node && (seen == process_state::stopped || seen == process_state::gone)) {
+        stopped_row_behind(msg.subject, behind);
+    }
     ++stats.witness_answers;
-    std::array<std::byte, wire::max_witness_reply_bytes> bytes;
-    net.send(from, wire::encode_witness_reply(msg.sequence, msg.subject, seen, bytes));
+    std::vector<std::byte> bytes;
+    wire::encode_witness_reply(msg.sequence, msg.subject, seen, behind, bytes);
+    net.send(from, bytes);
+}
+
+// The subject's predecessors on the ring, nearest first, while they are
+// node-mates of ours that the host sees stopped (those known gone are
+// passed over), as many as a message holds; sorted. Not those it sees
+// gone: one that ended in MPI_Finalize is gone too, and a crash is the
+// node watch's to report, at once.
+void detector::state::stopped_row_behind(rank_t subject, std::vector<rank_t>& behind) const {
+    const std::size_t room = (config.max_message_bytes - wire::max_witness_bytes - 1 - wire::max_varint_bytes) /
+                             wire::max_varint_bytes;
+    for (rank_t rank = ring_order->predecessor(subject);
+         rank != subject && rank != self() && same_node(self(), rank) && behind.size() < room;
+         rank = ring_order->predecessor(rank)) {
+        if (gone(rank)) {
+            continue;
+        }
+        if (net.local_state(rank) != process_state::stopped) {
+            break;
+        }
+        behind.push_back(rank);
+    }
+    std::sort(behind.begin(), behind.end());
 }
 
 // Only an answer to the current confirmation counts: about the current
-// emitter, for one of its rounds, from a rank of the emitter's node.
+// emitter, for one of its rounds, from a rank of the emitter's node. The
+// row behind the emitter is kept for its declaration
+// (condemn_stopped_mates), with only the ranks of the witness's node.
 void detector::state::on_witness_reply(time_ns now, rank_t from, const wire::message& msg) {
+    if (on_mend_witness_reply(now, from, msg)) {
+        return;
+    }
     if (msg.subject == emitter && confirm.answered_by(msg.sequence) && from != self() &&
         config.node_of_rank && same_node(from, emitter)) {
+        for (const rank_t rank : msg.behind) {
+            if (rank != self() && same_node(rank, from)) {
+                witnessed_row.insert(rank);
+            }
+        }
         apply_witness(now, msg.state);
     }
 }

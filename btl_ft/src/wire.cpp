@@ -129,6 +129,7 @@ void decode_body(reader& in, const limits& bounds, message& out) {
             const std::uint8_t state = in.byte();
             if (in.ok() && state > static_cast<std::uint8_t>(process_state::gone)) return in.fail(status::bad_state);
             out.state = static_cast<process_state>(state);
+            in.rank_list(bounds.size, out.behind);
         }
         break;
     case msg_type::join: decode_join(in, out); break;
@@ -216,14 +217,14 @@ std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
     return put.used();
 }
 
-std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
-                                                std::array<std::byte, max_witness_reply_bytes>& out) {
-    array_writer put(out);
+void encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
+                          std::span<const rank_t> behind, std::vector<std::byte>& out) {
+    writer put(out);
     put_header(put, msg_type::witness_reply);
     put.varint(round);
     put.varint(subject);
     put.byte(static_cast<std::uint8_t>(state));
-    return put.used();
+    put.rank_list(behind);
 }
 
 void encode_new_observer(std::span<const std::byte> handle, std::vector<std::byte>& out) {

@@ -53,11 +53,7 @@ std::vector<std::byte> reencode(const wire::message& msg) {
         const auto used = wire::encode_witness(msg.sequence, msg.subject, fixed);
         return {used.begin(), used.end()};
     }
-    case wire::msg_type::witness_reply: {
-        std::array<std::byte, wire::max_witness_reply_bytes> fixed{};
-        const auto used = wire::encode_witness_reply(msg.sequence, msg.subject, msg.state, fixed);
-        return {used.begin(), used.end()};
-    }
+    case wire::msg_type::witness_reply: wire::encode_witness_reply(msg.sequence, msg.subject, msg.state, msg.behind, out); break;
     case wire::msg_type::join: wire::encode_join({msg.epoch, msg.jobs, msg.known}, out); break;
     }
     return out;
@@ -80,6 +76,7 @@ void check(std::span<const std::byte> bytes, const wire::limits& bounds) {
     require(std::ranges::equal(again, bytes));
     if (msg.type == wire::msg_type::witness || msg.type == wire::msg_type::witness_reply) require(msg.subject < bounds.size);
     if (msg.type == wire::msg_type::notice || msg.type == wire::msg_type::leave) check_list(msg.departed, bounds.size);
+    if (msg.type == wire::msg_type::witness_reply) check_list(msg.behind, bounds.size);
     if (msg.type == wire::msg_type::join) {
         std::uint64_t size = 0;
         std::vector<std::uint32_t> numbers;

@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
     write(directory, "probe_reply", wire::encode_probe_reply(300, heartbeat_word(5, 77), reply));
     std::array<std::byte, wire::max_witness_bytes> witness{};
     write(directory, "witness", wire::encode_witness(300, 5, witness));
-    std::array<std::byte, wire::max_witness_reply_bytes> verdict{};
-    write(directory, "witness_reply", wire::encode_witness_reply(300, 5, process_state::running, verdict));
+    wire::encode_witness_reply(300, 5, process_state::stopped, std::vector<rank_t>{3, 4}, out);
+    write(directory, "witness_reply", out);
     const std::vector<job_extent> jobs = {{3, 4, 0}, {9, 1, 2}};
     const std::vector<known_failure> known = {{1, failure_kind::crashed}, {4, failure_kind::suspected}};
     wire::encode_join({2, jobs, known}, out);

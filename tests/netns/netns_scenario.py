@@ -60,6 +60,9 @@ def parser():
                    help="survivors go on this long on the shrunk communicator after recovering")
     p.add_argument("--summary", choices=["crashed", "hung", "lost"], default=None,
                    help="check mpirun's summary line names every victim so")
+    p.add_argument("--agreed-within-ms", type=float, default=None,
+                   help="every survivor agreed on the victims within this long of the injection "
+                        "(a protocol's bound in timeouts, with room for this machine's stalls)")
     return p
 
 
@@ -255,6 +258,17 @@ def _comm(pid):
         return "?"
 
 
+def late_agreements(args, run):
+    """Survivors that agreed later than --agreed-within-ms after the
+    injection (or whose injection time is unknown)."""
+    if args.agreed_within_ms is None:
+        return []
+    late = [(r["rank"], r["agreed_ms"]) for r in run.records
+            if "agreed_ms" in r and not 0 <= r["agreed_ms"] <= args.agreed_within_ms]
+    return [f"rank {rank} agreed {ms:.0f} ms after the injection, over {args.agreed_within_ms:.0f} ms"
+            for rank, ms in late]
+
+
 def main():
     args = parse()
     mpirun = paths.prefix(args.variant) / "bin" / "mpirun"
@@ -281,6 +295,7 @@ def main():
         problems.append(f"ranks {notes['cut_side_running']} of the cut node still ran "
                         f"{max(1, args.deadline_s - 3)} s after the cut: a second set of survivors")
     problems += linger_problems(args, run, victims)
+    problems += late_agreements(args, run)
     if notes.get("killed_ranks") not in (None, victims):
         problems.append(f"killed ranks {notes['killed_ranks']}, expected {victims}")
     if args.summary:

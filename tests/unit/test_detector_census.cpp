@@ -145,9 +145,9 @@ TEST(Census, AWitnessThatAnswersStartsNoCensus) {
     p.core.tick(p.timed_out_at);
     const auto asked = p.io.sent_of(wire::msg_type::witness, 16);
     ASSERT_EQ(asked.size(), 1u);
-    std::array<std::byte, wire::max_witness_reply_bytes> bytes{};
-    p.core.on_message(p.timed_out_at + 1 * ms, 0, wire::encode_witness_reply(asked[0].second.sequence, 1,
-                                                                                   process_state::stopped, bytes));
+    std::vector<std::byte> bytes;
+    wire::encode_witness_reply(asked[0].second.sequence, 1, process_state::stopped, {}, bytes);
+    p.core.on_message(p.timed_out_at + 1 * ms, 0, bytes);
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
     EXPECT_TRUE(p.census().empty());
     EXPECT_EQ(p.core.stats().censuses, 0u);

@@ -32,8 +32,9 @@ struct observer_2 {
     }
     std::vector<std::pair<rank_t, wire::message>> questions() const { return io.sent_of(wire::msg_type::witness, 4); }
     void answer(time_ns now, rank_t from, std::uint32_t round, rank_t subject, process_state seen) {
-        std::array<std::byte, wire::max_witness_reply_bytes> bytes{};
-        EXPECT_TRUE(core.on_message(now, from, wire::encode_witness_reply(round, subject, seen, bytes)));
+        std::vector<std::byte> bytes;
+        wire::encode_witness_reply(round, subject, seen, {}, bytes);
+        EXPECT_TRUE(core.on_message(now, from, bytes));
     }
     static constexpr time_ns timed_out_at = 1 * ms + timeout_ns;
     static constexpr time_ns confirms_at = timed_out_at - confirm_ns;  // the PROBE, a window before

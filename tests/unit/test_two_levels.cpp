@@ -256,12 +256,130 @@ TEST(TwoLevels, AnAnswerFromEitherWitnessTellsAHangFromALostNode) {
     p.run_until(p.timed_out_at);
     const auto questions = p.io.sent_of(wire::msg_type::witness, 8);
     ASSERT_EQ(questions.size(), 2u);
-    std::array<std::byte, wire::max_witness_reply_bytes> bytes{};
+    std::vector<std::byte> bytes;
     const auto& [witness, question] = questions.back();
-    EXPECT_TRUE(p.core.on_message(p.timed_out_at + 1 * ms, witness,
-                                  wire::encode_witness_reply(question.sequence, 3, process_state::stopped, bytes)));
+    wire::encode_witness_reply(question.sequence, 3, process_state::stopped, {}, bytes);
+    EXPECT_TRUE(p.core.on_message(p.timed_out_at + 1 * ms, witness, bytes));
     EXPECT_EQ(p.io.failed, std::vector<rank_t>{3});
     EXPECT_EQ(p.core.emitter(), 2u);
+}
+
+// Self 4 observes 3 across; 3 and 2 hung together. The witness sees the
+// row behind 3 on its node, which self cannot, and names it: both are
+// declared in one notice at the timeout, not 2 behind 3 two timeouts later.
+TEST(TwoLevels, AWitnessNamesTheStoppedRowBehindTheEmitter) {
+    two_level_observer p;
+    p.run_until(p.timed_out_at);
+    const auto questions = p.io.sent_of(wire::msg_type::witness, 8);
+    ASSERT_EQ(questions.size(), 2u);
+    const auto& [witness, question] = questions.front();
+    std::vector<std::byte> bytes;
+    // 6 is of self's node: a witness of node 0 cannot vouch for it
+    wire::encode_witness_reply(question.sequence, 3, process_state::stopped, std::vector<rank_t>{2, 6}, bytes);
+    EXPECT_TRUE(p.core.on_message(p.timed_out_at + 1 * ms, witness, bytes));
+    EXPECT_EQ(p.io.failed, (std::vector<rank_t>{2, 3}));
+    EXPECT_EQ(p.core.stats().notices_started, 1u);
+    EXPECT_EQ(p.core.emitter(), 1u);
+}
+
+// A row named in an earlier confirmation is not used for a later one.
+TEST(TwoLevels, AWitnessedRowCountsForItsConfirmationOnly) {
+    two_level_observer p;
+    p.run_until(p.timed_out_at);
+    const auto [witness, question] = p.io.sent_of(wire::msg_type::witness, 8).front();
+    std::vector<std::byte> bytes;
+    wire::encode_witness_reply(question.sequence, 3, process_state::running, std::vector<rank_t>{2}, bytes);
+    EXPECT_TRUE(p.core.on_message(p.timed_out_at + 1 * ms, witness, bytes));
+    EXPECT_TRUE(p.io.failed.empty());  // running: another timeout
+    p.io.messages.clear();
+    time_ns at = p.timed_out_at + 1 * ms;
+    while (p.io.sent_of(wire::msg_type::witness, 8).empty() && at < p.timed_out_at + 2 * timeout_ns) {
+        at = p.core.next_deadline();  // up to the next confirmation, which asks again
+        p.core.tick(at);
+    }
+    const auto asked_again = p.io.sent_of(wire::msg_type::witness, 8);
+    ASSERT_FALSE(asked_again.empty());
+    const time_ns answered_at = at + 1 * ms;
+    wire::encode_witness_reply(asked_again.front().second.sequence, 3, process_state::stopped, {}, bytes);
+    EXPECT_TRUE(p.core.on_message(answered_at, asked_again.front().first, bytes));
+    p.run_until(answered_at + timeout_ns / 4);
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{3});
+}
+
+// The witness's side: asked about a stopped node-mate, it names the
+// stopped or gone node-mates right behind it, up to the first that runs.
+TEST(TwoLevels, AWitnessAnswersWithTheStoppedRowBehindItsSubject) {
+    two_level_observer p(0);  // of node 0: 1, 2 and 3 are its node-mates
+    p.io.local = {process_state::running, process_state::stopped, process_state::stopped, process_state::stopped};
+    p.io.messages.clear();
+    std::array<std::byte, wire::max_witness_bytes> question{};
+    EXPECT_TRUE(p.core.on_message(2 * ms, 4, wire::encode_witness(9, 3, question)));
+    const auto replies = p.io.sent_of(wire::msg_type::witness_reply, 8);
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies[0].first, 4u);
+    EXPECT_EQ(replies[0].second.state, process_state::stopped);
+    EXPECT_EQ(replies[0].second.behind, (std::vector<rank_t>{1, 2}));  // the walk ends at itself
+    // One that ended ends the row (an end in MPI_Finalize is gone too).
+    p.io.local[2] = process_state::gone;
+    p.io.messages.clear();
+    EXPECT_TRUE(p.core.on_message(3 * ms, 4, wire::encode_witness(10, 3, question)));
+    EXPECT_TRUE(p.io.sent_of(wire::msg_type::witness_reply, 8).at(0).second.behind.empty());
+    // A subject that runs comes with no row.
+    p.io.local = {process_state::running, process_state::stopped, process_state::stopped, process_state::running};
+    p.io.messages.clear();
+    EXPECT_TRUE(p.core.on_message(4 * ms, 4, wire::encode_witness(11, 3, question)));
+    EXPECT_TRUE(p.io.sent_of(wire::msg_type::witness_reply, 8).at(0).second.behind.empty());
+}
+
+// Self 4 mends onto 2, of the other node, after 3 failed: nobody timed 2's
+// silence (3 observed it), so that node is asked about 2 at once.
+struct mended_across {
+    mended_across() {
+        p.io.messages.clear();
+        EXPECT_TRUE(p.core.on_message(2 * ms, 5, notice_bytes(5, 1, {3}, {}, wire::notice_mode::hba, 1)));
+        EXPECT_EQ(p.core.emitter(), 2u);
+    }
+    wire::message question() const {
+        const auto asked = p.io.sent_of(wire::msg_type::witness, 8);
+        EXPECT_EQ(asked.size(), 1u);
+        EXPECT_EQ(asked.at(0).first, 0u);  // 2's witness: the first live after it on its node
+        EXPECT_EQ(asked.at(0).second.subject, 2u);
+        return asked.at(0).second;
+    }
+    two_level_observer p;
+};
+
+TEST(TwoLevels, AStoppedEmitterOfAnotherNodeFoundAtAMendingIsDeclaredAtOnce) {
+    mended_across m;
+    std::vector<std::byte> bytes;
+    wire::encode_witness_reply(m.question().sequence, 2, process_state::stopped, std::vector<rank_t>{1}, bytes);
+    EXPECT_TRUE(m.p.core.on_message(3 * ms, 0, bytes));
+    EXPECT_EQ(m.p.io.failed, (std::vector<rank_t>{3, 1, 2}));  // 3 from the notice, then the row
+    EXPECT_EQ(m.p.core.emitter(), 0u);
+}
+
+TEST(TwoLevels, AnEmitterFoundRunningOrGoneAtAMendingGetsItsUsualGrace) {
+    for (const process_state seen : {process_state::running, process_state::gone, process_state::unknown}) {
+        mended_across m;
+        std::vector<std::byte> bytes;
+        wire::encode_witness_reply(m.question().sequence, 2, seen, {}, bytes);
+        EXPECT_TRUE(m.p.core.on_message(3 * ms, 0, bytes));
+        EXPECT_EQ(m.p.io.failed, std::vector<rank_t>{3});
+        EXPECT_EQ(m.p.core.emitter(), 2u);
+        // A second answer, or one from another node, changes nothing either.
+        wire::encode_witness_reply(m.question().sequence, 2, process_state::stopped, {}, bytes);
+        EXPECT_TRUE(m.p.core.on_message(4 * ms, 0, bytes));
+        EXPECT_EQ(m.p.io.failed, std::vector<rank_t>{3});
+    }
+}
+
+TEST(TwoLevels, AStoppedAnswerFromOutsideTheEmittersNodeIsIgnored) {
+    mended_across m;
+    std::vector<std::byte> bytes;
+    wire::encode_witness_reply(m.question().sequence, 2, process_state::stopped, {}, bytes);
+    EXPECT_TRUE(m.p.core.on_message(3 * ms, 6, bytes));
+    EXPECT_EQ(m.p.io.failed, std::vector<rank_t>{3});
+    EXPECT_EQ(m.p.core.emitter(), 2u);
 }
 
 TEST(TwoLevels, ACondemnedProcessTellsItsCondemnedNodeMatesAndStops) {

@@ -61,9 +61,9 @@ std::vector<std::vector<std::byte>> one_of_each() {
     std::array<std::byte, max_witness_bytes> witness{};
     const auto question = encode_witness(301, 1000, witness);
     all.emplace_back(question.begin(), question.end());
-    std::array<std::byte, max_witness_reply_bytes> verdict{};
-    const auto seen = encode_witness_reply(301, 1000, process_state::stopped, verdict);
-    all.emplace_back(seen.begin(), seen.end());
+    const std::vector<rank_t> behind = {998, 999};
+    all.emplace_back();
+    encode_witness_reply(301, 1000, process_state::stopped, behind, all.back());
     all.push_back(a_join());
     return all;
 }
@@ -142,16 +142,25 @@ TEST(Wire, WitnessMessagesRoundTripAndRejectBadFields) {
     EXPECT_EQ(msg.type, msg_type::witness);
     EXPECT_EQ(msg.sequence, 0xffffffffu);
     EXPECT_EQ(msg.subject, 1023u);
-    std::array<std::byte, max_witness_reply_bytes> answer{};
-    const auto bytes = encode_witness_reply(7, 5, process_state::gone, answer);
+    std::vector<std::byte> bytes;
+    encode_witness_reply(7, 5, process_state::gone, std::vector<rank_t>{2, 4}, bytes);
     ASSERT_EQ(decode(bytes, job, msg), status::ok);
     EXPECT_EQ(msg.type, msg_type::witness_reply);
     EXPECT_EQ(msg.subject, 5u);
     EXPECT_EQ(msg.state, process_state::gone);
-    // A state beyond `gone`, a subject outside the job, a missing state.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 4}), job, msg), status::bad_state);
+    EXPECT_EQ(msg.behind, (std::vector<rank_t>{2, 4}));
+    encode_witness_reply(7, 5, process_state::running, {}, bytes);
+    ASSERT_EQ(decode(bytes, job, msg), status::ok);
+    EXPECT_TRUE(msg.behind.empty());  // not the last decode's
+    // A state beyond `gone`, a subject outside the job, a missing state, a
+    // missing row, a row that repeats a rank or leaves the job.
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 4, 0}), job, msg), status::bad_state);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 0x80, 0x08}), {1024, 4096}, msg), status::rank_out_of_range);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 2}), job, msg), status::truncated);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 2, 2, 3, 0}), job, msg), status::unsorted);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 2, 2, 1, 0x80, 0x08}), {1024, 4096}, msg),
+              status::rank_out_of_range);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 5, 0}), job, msg), status::trailing_bytes);
 }
 
@@ -261,12 +270,7 @@ TEST(Wire, DecodedMessagesReencodeToTheSameBytes) {
             again.assign(used.begin(), used.end());
             break;
         }
-        case msg_type::witness_reply: {
-            std::array<std::byte, max_witness_reply_bytes> fixed{};
-            const auto used = encode_witness_reply(msg.sequence, msg.subject, msg.state, fixed);
-            again.assign(used.begin(), used.end());
-            break;
-        }
+        case msg_type::witness_reply: encode_witness_reply(msg.sequence, msg.subject, msg.state, msg.behind, again); break;
         case msg_type::join: encode_join({msg.epoch, msg.jobs, msg.known}, again); break;
         }
         EXPECT_EQ(again, original);

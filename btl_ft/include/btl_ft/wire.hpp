@@ -64,7 +64,9 @@ inline constexpr std::uint8_t magic1 = 0x74;  // 't'
 // follow its union, and the new union would take its silence for a failure.
 // 7 added each job's joining epoch to JOIN, which a version-6 peer would
 // read as the next job.
-inline constexpr std::uint8_t version = 7;
+// 8 added to WITNESS_REPLY the subject's stopped node-mates behind it, which
+// a version-7 peer would refuse as trailing bytes.
+inline constexpr std::uint8_t version = 8;
 inline constexpr std::size_t header_bytes = 4;
 inline constexpr std::size_t heartbeat_bytes = header_bytes + 8;
 inline constexpr std::size_t max_handle_bytes = BTL_FT_HANDLE_MAX_BYTES;
@@ -136,6 +138,7 @@ struct message {
     std::uint32_t sequence = 0;                      // notice; probe round (probe, probe_reply, witness*)
     rank_t subject = 0;                              // witness, witness_reply
     process_state state = process_state::unknown;    // witness_reply
+    std::vector<rank_t> behind;                      // witness_reply: see encode_witness_reply
     std::vector<rank_t> failed;                      // notice
     std::vector<rank_t> departed;                    // notice, leave
     std::vector<rank_t> crashed;                     // notice: a subset of failed
@@ -196,10 +199,12 @@ std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byt
 std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
                                               std::array<std::byte, max_probe_reply_bytes>& out);
 inline constexpr std::size_t max_witness_bytes = header_bytes + 2 * max_varint_bytes;
-inline constexpr std::size_t max_witness_reply_bytes = max_witness_bytes + 1;
 std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
                                           std::array<std::byte, max_witness_bytes>& out);
-std::span<const std::byte> encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
-                                                std::array<std::byte, max_witness_reply_bytes>& out);
+// `behind`: the subject's node-mates right behind it on the ring (sorted,
+// unique) that the witness's host sees stopped, so that the asker declares
+// a row of them at once (detector_two_levels.cpp).
+void encode_witness_reply(std::uint32_t round, rank_t subject, process_state state,
+                          std::span<const rank_t> behind, std::vector<std::byte>& out);
 
 }  // namespace btl_ft::wire
