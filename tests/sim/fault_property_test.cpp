@@ -292,6 +292,31 @@ TEST(FaultProperty, WithTwoLevelsARowOfHungNodeMatesTakesOneTimeout) {
     }
 }
 
+// So does a row that spans two nodes without filling either: the witness
+// on the emitter's node names the stopped processes behind it to the
+// observer across, and an observer mending onto a process of the node
+// before asks that node about it at once. Rows of 2 to ppn - 1 hung ring
+// neighbours anywhere, with 3 to 8 processes a node; flat finds the same
+// rows one 2-timeout step per process.
+TEST(FaultProperty, WithTwoLevelsARowOfHungProcessesAcrossNodesTakesOneTimeout) {
+    for (const rank_t per_node : {rank_t{3}, rank_t{4}, rank_t{8}}) {
+        for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+            const auto row = static_cast<std::uint32_t>(2 + seed % (per_node - 2));
+            sim_config config = lowlat_nodes(6, per_node, fault_kind::hang, row);
+            config.period_ns = 10'000'000;
+            config.timeout_ns = 50'000'000;
+            config.tau_ns = 100'000;
+            config.where = placement::consecutive;
+            config.hierarchy = hierarchy_kind::node;
+            SCOPED_TRACE(describe(config, seed));
+            const run_result result = simulate(config, seed);
+            EXPECT_EQ(result.violations.total(), 0u) << details(result);
+            const time_ns hops = (std::bit_width(config.node_count() - 1u) + 3) * config.tau_ns;
+            EXPECT_LE(result.all_known_ns, config.timeout_ns + 2'000'000 + hops);
+        }
+    }
+}
+
 // A hang is declared at delta, not delta plus the confirmation window: the
 // PROBE and the witness's question go out a window before the timeout.
 // With two levels that holds wherever the hung process sits on its node,
