@@ -29,8 +29,8 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            tcp), at the radixes 4 and 8 failure-free and every fault case.
            Every configuration runs with mpi_yield_when_idle, stock without
            coll/han (common.across_nodes_mca).
---parts runs some of the three; the others' records from the last run are
-kept, each with its commit.
+--parts runs some of the three, --setups some of the nodes part's setups;
+the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
 import sys
@@ -172,13 +172,16 @@ def nodes_available(sink):
 def main(argv):
     p = common.runner_arguments(__doc__)
     p.add_argument("--parts", default=",".join(PARTS), help=f"comma list of {', '.join(PARTS)}")
+    p.add_argument("--setups", default=",".join(NODE_SETUPS),
+                   help=f"the nodes part's setups, comma list of {', '.join(NODE_SETUPS)}")
     options = p.parse_args(argv)
     parts = options.parts.split(",")
-    unknown = [x for x in parts if x not in PARTS]
+    setups = options.setups.split(",")
+    unknown = [x for x in parts if x not in PARTS] + [x for x in setups if x not in NODE_SETUPS]
     if unknown:
-        raise SystemExit(f"unknown parts {unknown}; known: {list(PARTS)}")
+        raise SystemExit(f"unknown parts or setups {unknown}; known: {list(PARTS)}, {list(NODE_SETUPS)}")
     reps = options.reps or (1 if options.quick else 3)
-    kept = [r for r in common.read_jsonl("survivors") if part_of(r) not in parts]
+    kept = [r for r in common.read_jsonl("survivors") if not measured_again(r, parts, setups)]
     sink = common.JsonLines("survivors")
     for record in kept:
         sink.carry(record)
@@ -189,10 +192,16 @@ def main(argv):
         for np in (8,) if options.quick else (8, 16):
             faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))
     if "nodes" in parts and nodes_available(sink):
-        latency(sink, [(setup, NODE_RANKS, list(NODE_RADIXES)) for setup in NODE_SETUPS], reps)
-        for setup in NODE_SETUPS:
+        latency(sink, [(setup, NODE_RANKS, list(NODE_RADIXES)) for setup in setups], reps)
+        for setup in setups:
             faults(sink, setup, NODE_RANKS, reps, cases, ("crash", "hang"), ("before", "during"))
     return 0
+
+
+def measured_again(record, parts, setups):
+    """Whether this run measures what `record` holds."""
+    part = part_of(record)
+    return part in parts and (part != "nodes" or record.get("setup") in setups or "skipped" in record)
 
 
 def part_of(record):
