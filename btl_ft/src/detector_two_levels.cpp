@@ -20,7 +20,7 @@ namespace btl_ft {
 // (it costs a read of /proc): those stopped or gone are declared with it,
 // so a row of hung node-mates takes one timeout, not one each. The row of
 // another node is the witness's to see: its answer names the node-mates
-// behind the emitter that it saw stopped or gone (on_witness).
+// behind the emitter that it saw stopped (on_witness).
 void detector::state::suspect_with_two_levels(time_ns now, rank_t suspect, const failed_batch& found,
                                               bool node_silent) {
     std::vector<rank_t> declared(found.view().begin(), found.view().end());
