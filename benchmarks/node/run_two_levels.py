@@ -99,6 +99,8 @@ def run_cell(sink, case, hierarchy, rep):
               "notices_per_process": sent / np if reporting else None,
               "outcome": netns_scenario.outcome(run, overrun),
               "cut_side_running": notes.get("cut_side_running"), "error": notes.get("error")}
+    if not record["correct"]:  # what mpirun printed, to find out why
+        record["output_tail"] = run.output.splitlines()[-60:]
     sink.write(record)
     return record
 
