@@ -23,7 +23,8 @@
 //                  current heartbeat word; never a heartbeat itself)
 //   WITNESS        round:varint, subject ("does `subject`, on your node, run?")
 //   WITNESS_REPLY  round:varint, subject, state:u8 (process_state: 0 unknown,
-//                  1 running, 2 stopped, 3 gone)
+//                  1 running, 2 stopped, 3 gone), behind list (the subject's
+//                  stopped node-mates right behind it on the ring)
 //   JOIN           epoch:varint, job count, (job, size) per job, job numbers
 //                  strictly increasing; known failures: a rank list of the
 //                  new union, then one failure_kind byte per rank
