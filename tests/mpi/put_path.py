@@ -20,8 +20,9 @@ Over the detector's own UCX context:
   unreachable); R received on the heartbeat worker; W new words read from the local
   flag; ...
 A heartbeat to an observer found unreachable (it left in MPI_Finalize, and
-UCX reported its endpoint failed) has no path left; every other one must
-take the one-sided path (K == U).
+UCX reported its endpoint failed, or its flag file was already gone when
+the emitter looked for it) has no path left; every other one must take the
+one-sided path (K == U).
 On one host every observer is a node-mate: every heartbeat must be stored
 into its mapped flag (no call into UCX), none sent, none a message. With
 --nodes N (emulated nodes, tests/netns) each rank's observer is on another

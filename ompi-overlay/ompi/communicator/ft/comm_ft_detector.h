@@ -169,10 +169,11 @@ static inline char *ompi_comm_ft_session_file(uint32_t rank, const char *suffix)
 /* comm_ft_detector_flag.c: the UCX transport's heartbeat flag, in a file of
  * the job's session directory. create() maps this process's and gives its
  * path (malloc'd; NULL and no path when it cannot be made), map() a
- * node-mate's by the path it published (NULL when there is none yet);
- * remove() unmaps this process's, deletes the file and frees the path. */
+ * node-mate's by the path it published (NULL when there is none yet, with
+ * *gone set when the file no longer exists: its owner left); remove()
+ * unmaps this process's, deletes the file and frees the path. */
 volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self, char **path);
-volatile uint64_t *ompi_comm_ft_flag_map(const char *path);
+volatile uint64_t *ompi_comm_ft_flag_map(const char *path, bool *gone);
 void ompi_comm_ft_flag_unmap(volatile uint64_t *flag);
 void ompi_comm_ft_flag_remove(char *path, volatile uint64_t *flag);
 

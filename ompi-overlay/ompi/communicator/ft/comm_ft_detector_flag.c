@@ -28,6 +28,7 @@
 
 #include "ompi_config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,11 +70,12 @@ volatile uint64_t *ompi_comm_ft_flag_create(uint32_t self, char **path)
     return flag;
 }
 
-volatile uint64_t *ompi_comm_ft_flag_map(const char *path)
+volatile uint64_t *ompi_comm_ft_flag_map(const char *path, bool *gone)
 {
     int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat info;
 
+    *gone = 0 > fd && ENOENT == errno;
     if (0 > fd) {
         return NULL;
     }

@@ -42,7 +42,7 @@ typedef struct peer_t {
     ucp_ep_h hb_ep;
     volatile uint64_t *mapped_flag; /* its flag, mapped into this process */
     bool heartbeat_path_known;
-    bool unreachable; /* a peer error: nothing more is sent */
+    bool unreachable; /* a peer error, or a node-mate whose flag is gone: nothing more is sent */
 } peer_t;
 
 typedef struct ucx_counters_t {
@@ -50,7 +50,7 @@ typedef struct ucx_counters_t {
     uint64_t heartbeats_sent;   /* to the observer's heartbeat worker */
     uint64_t heartbeats_sent_completed;
     uint64_t heartbeats_as_messages;
-    uint64_t heartbeats_to_unreachable; /* of those, to an observer with a peer error */
+    uint64_t heartbeats_to_unreachable; /* of those, to an observer unreachable (left or died) */
     uint64_t heartbeats_skipped; /* sends still in flight */
     uint64_t heartbeats_received; /* on this heartbeat worker */
     uint64_t messages_sent;

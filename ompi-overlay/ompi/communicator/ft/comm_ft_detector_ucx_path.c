@@ -54,18 +54,26 @@ static bool word_of_another_union(uint64_t word)
 }
 
 /* How heartbeats reach this observer: its flag mapped here, or a message
- * to its heartbeat worker. */
+ * to its heartbeat worker. A node-mate whose flag file is gone has left
+ * (MPI_Finalize removes it): an observer that sent NEWOBSERVER as it was
+ * leaving itself. Nothing reaches it any more. */
 void ompi_comm_ft_ucx_find_heartbeat_path(uint32_t observer)
 {
     peer_t *peer = &ucx->peers[observer];
     const char *flag_path;
+    bool gone = false;
 
     peer->heartbeat_path_known = true;
     if (ompi_comm_ft_ucx_same_node(observer)
         && NULL != (flag_path = ompi_comm_ft_ucx_flag_path_of(observer))
-        && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(flag_path))) {
+        && NULL != (peer->mapped_flag = ompi_comm_ft_flag_map(flag_path, &gone))) {
         ompi_comm_ft_log(5, "btl_ft: ucx: heartbeats to rank %u by store into its mapped flag",
                          observer);
+        return;
+    }
+    if (gone) {
+        peer->unreachable = true;
+        ompi_comm_ft_log(5, "btl_ft: ucx: rank %u left: its flag is gone", observer);
         return;
     }
     if (NULL == ucx->hb_worker
