@@ -141,6 +141,7 @@ struct detector::state {
     void on_witness(rank_t from, const wire::message& msg);
     void stopped_row_behind(rank_t subject, std::vector<rank_t>& behind) const;
     void on_witness_reply(time_ns now, rank_t from, const wire::message& msg);
+    void keep_witnessed_row(rank_t witness, std::span<const rank_t> behind);
     // detector_join.cpp
     std::vector<std::byte> join_bytes(const join_notice& next, std::size_t& carried) const;
     long announce_join(const join_notice& next, std::span<const rank_t> to);

@@ -99,11 +99,7 @@ bool detector::state::on_mend_witness_reply(time_ns now, rank_t from, const wire
     if (msg.state == process_state::stopped && !confirm.active()) {
         ++stats.witnessed_down;
         witnessed_row.clear();
-        for (const rank_t rank : msg.behind) {
-            if (rank != self() && same_node(rank, from)) {
-                witnessed_row.insert(rank);
-            }
-        }
+        keep_witnessed_row(from, msg.behind);
         suspect_emitter(now);
     }
     return true;

@@ -185,12 +185,18 @@ void detector::state::on_witness_reply(time_ns now, rank_t from, const wire::mes
     }
     if (msg.subject == emitter && confirm.answered_by(msg.sequence) && from != self() &&
         config.node_of_rank && same_node(from, emitter)) {
-        for (const rank_t rank : msg.behind) {
-            if (rank != self() && same_node(rank, from)) {
-                witnessed_row.insert(rank);
-            }
-        }
+        keep_witnessed_row(from, msg.behind);
         apply_witness(now, msg.state);
+    }
+}
+
+// The row a witness named, but for ranks of another node than its own
+// (which it cannot see) and this process.
+void detector::state::keep_witnessed_row(rank_t witness, std::span<const rank_t> behind) {
+    for (const rank_t rank : behind) {
+        if (rank != self() && same_node(rank, witness)) {
+            witnessed_row.insert(rank);
+        }
     }
 }
 

@@ -311,6 +311,7 @@ TEST(FaultProperty, WithTwoLevelsARowOfHungProcessesAcrossNodesTakesOneTimeout) 
             SCOPED_TRACE(describe(config, seed));
             const run_result result = simulate(config, seed);
             EXPECT_EQ(result.violations.total(), 0u) << details(result);
+            // two hops more than a single hang: the question at a mending and its answer
             const time_ns hops = (std::bit_width(config.node_count() - 1u) + 3) * config.tau_ns;
             EXPECT_LE(result.all_known_ns, config.timeout_ns + 2'000'000 + hops);
         }
