@@ -14,6 +14,15 @@ def _setups(records):
     return sorted({_setup(r) for r in records}, key=lambda x: (x != "1 host", x))
 
 
+def _radix_label(record, ranks):
+    radix = record.get("radix", 4)
+    if radix == 0:  # the default: chosen by the LogP model
+        chosen = record.get("chosen")
+        # radix n - 1 is flat too: the root's children are 1 to n - 1
+        return "default: " + ("?" if chosen is None else "flat" if chosen >= ranks - 1 else str(chosen))
+    return "flat" if radix >= ranks else radix
+
+
 def _latency(records, table, fmt):
     # records from before mpi_ft_survivors_radix ran at its default, 4
     rows = []
@@ -24,7 +33,7 @@ def _latency(records, table, fmt):
                 for test in sorted({r["test"] for r in mine}, key=lambda t: int(t.split("_")[1][:-1])):
                     runs = [r for r in mine if (r["ranks"], r.get("radix", 4), r["test"]) == (ranks, radix, test)]
                     if runs:
-                        rows.append([setup, ranks, "flat" if radix >= ranks else radix, test.split("_")[1],
+                        rows.append([setup, ranks, _radix_label(runs[0], ranks), test.split("_")[1],
                                      fmt(common.median([r["mpi_us"] for r in runs]), 2),
                                      fmt(common.median([r["survivors_us"] for r in runs]), 2),
                                      fmt(common.median([r["ratio"] for r in runs]), 2), len(runs)])
@@ -95,8 +104,11 @@ def section(table, fmt):
             "batches interleaved in each run, the ratio of the medians taken within a run.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
-            + "\n\nUnder failures, radix 4, η 10 ms, δ 50 ms: from the first failure until every "
-              "survivor holds the consistent result (median over the runs). Detection only: no "
+            + "\n\nUnder failures, radix 4, η 10 ms, δ 50 ms: from the failure until every "
+              "survivor holds the consistent result (median over the runs). Several victims fail "
+              "at one instant: the first sends the signal to the others, then to itself (until "
+              "2026-11-29 each victim signalled itself after the barrier, and one that waited for a "
+              "CPU failed up to 4 ms after the first). Detection only: no "
               "collective, each survivor polls `MPIX_Comm_get_failed` until it names every victim: "
               "the time until every survivor knows. The idiom's agreement waits for that; the "
               "survivor allreduce does not, as only a victim's neighbours in the tree must know. "
