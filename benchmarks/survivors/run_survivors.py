@@ -7,12 +7,14 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            allreduce in interleaved batches, and the ratio of their medians
            is taken within the run (benchmarks/survivors/survivors_bench.c).
            Each size of job runs at the radixes 2, 4, 8 and its own size (a
-           flat tree: one level up, one down), in turn: seed 001 chooses the
-           radix by measuring (mpi_ft_survivors_radix).
+           flat tree: one level up, one down), and at the default, which
+           chooses it as seed 001 does (the lowest latency in a LogP model,
+           mpi_ft_survivors_radix 0), in turn.
   faults   seed 001's Table 1 columns at 8 and 16 ranks: 1 fault, 2 parallel (in
            different subtrees), 2 serial (a process and its parent), 3 mixed;
-           crash and hang; failing just before the call or 2 ms into it. The
-           time from the first failure until every survivor holds the
+           crash and hang; failing just before the call or 2 ms into it,
+           every victim at one instant (the first signals the others). The
+           time from the failure until every survivor holds the
            consistent result, for: the detection alone (btl_ft: no
            collective, each survivor polls MPIX_Comm_get_failed until it
            names every victim: the time until every survivor knows, which
@@ -26,13 +28,16 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            that passes its bound, is recorded as such.
   nodes    both parts again with 8 ranks spread over 2 and over 3 emulated
            nodes (tests/netns: blocks of 4, or of 3, 3 and 2, joined by
-           tcp), at the radixes 4 and 8 failure-free and every fault case.
+           tcp), at the default radix, 4 and 8 failure-free, and every fault
+           case.
            Every configuration runs with mpi_yield_when_idle, stock without
            coll/han (common.across_nodes_mca).
 --parts runs some of the three, --setups some of the nodes part's setups;
 the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
+import json
+import subprocess
 import sys
 
 from benchmarks import common
@@ -73,9 +78,23 @@ def stock_config(kind):
     return "stock-detector" if kind == "hang" else "stock-default"
 
 
+AUTO = 0  # mpi_ft_survivors_radix's default: chosen by the LogP model
+
+
 def radixes(np):
-    """2, 4, the default 8, and the job's size: a flat tree."""
-    return sorted({2, 4, min(8, np), np})
+    """The default (chosen by the model), 2, 4, 8, and the job's size: a flat tree."""
+    return sorted({AUTO, 2, 4, min(8, np), np})
+
+
+def chosen_radix(np):
+    """What the default chooses for np processes: ftsim's search, which a sim
+    test (AllreduceModel) holds equal to the model the shim asks."""
+    tool = common.ftsim_path()
+    if tool is None:
+        return None
+    out = subprocess.run([str(tool), "allreduce", "--nodes", str(np), "--runs", "1",
+                          "--latency", "10", "--overhead", "1"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.splitlines()[0])["radix"]
 
 
 def launch(np, args, mca, variant, setup, deadline_s, **options):
@@ -95,6 +114,7 @@ def latency(sink, jobs, reps):
     """jobs: (setup, ranks, radixes) in the order they run in each repetition."""
     variant, mca = common.config_mca("btl_ft")
     exe = common.compile_for(SOURCE, variant)
+    chosen = {np: chosen_radix(np) for _, np, _ in jobs}
     for rep in range(reps):
         for setup, np, job_radixes in jobs:
             # rotated, so that no radix always runs first
@@ -104,7 +124,8 @@ def latency(sink, jobs, reps):
                              {**mca, "mpi_ft_survivors_radix": radix}, variant, setup, DEADLINE_S * 4)
                 for r in run.records:
                     sink.write({"benchmark": "survivors", "part": "latency", "setup": setup, "ranks": np,
-                                "radix": radix, "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
+                                "radix": radix, "chosen": chosen[np] if radix == AUTO else radix,
+                                "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
                                 "survivors_us": r["survivors_us"], "ratio": r["survivors_us"] / r["mpi_us"],
                                 "outcome": run.outcome})
                 shown = ", ".join(f"{r['test']} {r['survivors_us'] / r['mpi_us']:.2f}x" for r in run.records)
@@ -192,7 +213,7 @@ def main(argv):
         for np in (8,) if options.quick else (8, 16):
             faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))
     if "nodes" in parts and nodes_available(sink):
-        latency(sink, [(setup, NODE_RANKS, list(NODE_RADIXES)) for setup in setups], reps)
+        latency(sink, [(setup, NODE_RANKS, [AUTO, *NODE_RADIXES]) for setup in setups], reps)
         for setup in setups:
             faults(sink, setup, NODE_RANKS, reps, cases, ("crash", "hang"), ("before", "during"))
     return 0

@@ -5,10 +5,12 @@
 #include "btl_ft/btl_ft_survivors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
 #include "btl_ft/btl_ft.h"  // BTL_FT_STRINGIFY
+#include "btl_ft/allreduce_model.hpp"
 #include "btl_ft/survivor_allreduce.hpp"
 
 struct btl_ft_survivors final : btl_ft::collective_transport, btl_ft::reduce_operation {
@@ -33,16 +35,42 @@ std::span<const std::byte> bytes_of(const void* data, size_t length) {
 
 }  // namespace
 
+namespace {
+
+bool radix_in_range(uint32_t radix) {
+    return radix >= BTL_FT_SURVIVORS_RADIX_MIN && radix <= BTL_FT_SURVIVORS_RADIX_MAX;
+}
+
+// The model takes whole ticks: an overhead of 100 keeps two digits of the ratio.
+constexpr double ticks_per_overhead = 100.0;
+
+}  // namespace
+
 const char* btl_ft_survivors_radix_problem(uint32_t radix) {
-    if (radix >= BTL_FT_SURVIVORS_RADIX_MIN && radix <= BTL_FT_SURVIVORS_RADIX_MAX) return nullptr;
-    return "must be between " BTL_FT_STRINGIFY(BTL_FT_SURVIVORS_RADIX_MIN) " and " BTL_FT_STRINGIFY(
-        BTL_FT_SURVIVORS_RADIX_MAX);
+    if (radix == BTL_FT_SURVIVORS_RADIX_AUTO || radix_in_range(radix)) return nullptr;
+    return "must be 0 (chosen for each communicator) or between " BTL_FT_STRINGIFY(
+        BTL_FT_SURVIVORS_RADIX_MIN) " and " BTL_FT_STRINGIFY(BTL_FT_SURVIVORS_RADIX_MAX);
+}
+
+const char* btl_ft_survivors_latency_ratio_problem(double latency_ratio) {
+    // written so that NaN fails too
+    if (latency_ratio >= 0.01 && latency_ratio <= 10000.0) return nullptr;
+    return "must be a number from 0.01 to 10000";
+}
+
+uint32_t btl_ft_survivors_best_radix(uint32_t size, double latency_ratio) {
+    if (size == 0 || btl_ft_survivors_latency_ratio_problem(latency_ratio) != nullptr) {
+        return BTL_FT_SURVIVORS_RADIX_MIN;
+    }
+    const btl_ft::logp_cost cost{static_cast<btl_ft::time_ns>(std::llround(latency_ratio * ticks_per_overhead)),
+                                 static_cast<btl_ft::time_ns>(ticks_per_overhead)};
+    return btl_ft::allreduce_best_radix(size, cost);
 }
 
 btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
                                             const btl_ft_survivors_callbacks_t* callbacks) {
     if (callbacks == nullptr || callbacks->send == nullptr || callbacks->combine == nullptr || size == 0 ||
-        self >= size || btl_ft_survivors_radix_problem(radix) != nullptr) {
+        self >= size || !radix_in_range(radix)) {
         return nullptr;
     }
     try {

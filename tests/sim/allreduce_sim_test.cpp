@@ -9,6 +9,7 @@
 
 #include "allreduce_runs.hpp"
 #include "allreduce_world.hpp"
+#include "btl_ft/allreduce_model.hpp"
 
 namespace btl_ft::sim {
 namespace {
@@ -81,6 +82,46 @@ TEST(AllreduceRuns, UnknownInactiveProcessesCostAboutADetection) {
 TEST(AllreduceRuns, TheRadixSearchPrefersAWiderTreeAtScale) {
     EXPECT_GT(best_radix({.nodes = 4096}), 2u);
     EXPECT_EQ(best_radix({.nodes = 2}), 2u);
+}
+
+// The last return of a failure-free call with every state machine running.
+time_ns simulated_latency(rank_t size, std::uint32_t radix, const logp_cost& cost) {
+    allreduce_world world({.size = size, .radix = radix, .latency_ns = cost.latency, .overhead_ns = cost.overhead});
+    EXPECT_TRUE(world.run(never));
+    EXPECT_EQ(world.check(), "");
+    time_ns last = 0;
+    for (rank_t r = 0; r < size; ++r) last = std::max(last, world.outcome(r, 0).at);
+    return last;
+}
+
+// The core's model (what a communicator chooses its radix by) against the
+// simulation of every state machine: the same time for every size up to 40
+// at every radix up to past the size, and for some larger jobs.
+TEST(AllreduceModel, EqualsTheSimulationWhenNothingFails) {
+    for (const logp_cost cost : {logp_cost{1, 1}, logp_cost{10, 1}, logp_cost{7, 3}}) {
+        for (rank_t size = 1; size <= 40; ++size) {
+            for (std::uint32_t radix = 2; radix <= size + 1; ++radix) {
+                ASSERT_EQ(allreduce_latency(size, radix, cost), simulated_latency(size, radix, cost))
+                    << size << " processes, radix " << radix << ", L " << cost.latency << ", o " << cost.overhead;
+            }
+        }
+        for (const rank_t size : {100u, 333u, 1024u}) {
+            for (const std::uint32_t radix : {2u, 3u, 11u, 64u}) {
+                EXPECT_EQ(allreduce_latency(size, radix, cost), simulated_latency(size, radix, cost))
+                    << size << " processes, radix " << radix << ", L " << cost.latency << ", o " << cost.overhead;
+            }
+        }
+    }
+}
+
+TEST(AllreduceModel, ChoosesTheRadixFtsimChooses) {
+    for (const time_ns latency : {1, 2, 5, 10, 20}) {
+        for (const rank_t size : {2u, 3u, 4u, 8u, 16u, 24u, 64u, 200u, 1024u}) {
+            EXPECT_EQ(allreduce_best_radix(size, {latency, 1}),
+                      best_radix({.nodes = size, .latency = latency, .overhead = 1}))
+                << size << " processes, L/o " << latency;
+        }
+    }
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // messages go through C callbacks, and the one-line description.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -43,13 +45,36 @@ TEST(CApiSurvivors, TheRadixRuleNamesItsBounds) {
     EXPECT_EQ(btl_ft_survivors_radix_problem(2), nullptr);
     EXPECT_EQ(btl_ft_survivors_radix_problem(65536), nullptr);
     ASSERT_NE(btl_ft_survivors_radix_problem(1), nullptr);
-    EXPECT_STREQ(btl_ft_survivors_radix_problem(1), "must be between 2 and 65536");
+    EXPECT_STREQ(btl_ft_survivors_radix_problem(1), "must be 0 (chosen for each communicator) or between 2 and 65536");
     EXPECT_NE(btl_ft_survivors_radix_problem(65537), nullptr);
     std::deque<mail> post;
     process p{&post, 0};
     const btl_ft_survivors_callbacks_t callbacks{&p, send_cb, sum_cb};
     EXPECT_EQ(btl_ft_survivors_create(4, 0, 1, &callbacks), nullptr);
     EXPECT_EQ(btl_ft_survivors_create(4, 4, 2, &callbacks), nullptr);
+    // the caller resolves "chosen for each communicator" first
+    EXPECT_EQ(btl_ft_survivors_create(4, 0, BTL_FT_SURVIVORS_RADIX_AUTO, &callbacks), nullptr);
+}
+
+TEST(CApiSurvivors, TheLatencyRatioRuleNamesItsBounds) {
+    EXPECT_EQ(btl_ft_survivors_latency_ratio_problem(BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), nullptr);
+    EXPECT_EQ(btl_ft_survivors_latency_ratio_problem(0.01), nullptr);
+    EXPECT_EQ(btl_ft_survivors_latency_ratio_problem(10000), nullptr);
+    EXPECT_STREQ(btl_ft_survivors_latency_ratio_problem(0), "must be a number from 0.01 to 10000");
+    EXPECT_NE(btl_ft_survivors_latency_ratio_problem(-1), nullptr);
+    EXPECT_NE(btl_ft_survivors_latency_ratio_problem(std::nan("")), nullptr);
+    EXPECT_NE(btl_ft_survivors_latency_ratio_problem(1e9), nullptr);
+}
+
+// The model's choice (AllreduceModel tests), through the C ABI: a flat tree
+// for small jobs at the seed's ratio, a narrow one where latency is cheap.
+TEST(CApiSurvivors, TheBestRadixComesFromTheModel) {
+    EXPECT_EQ(btl_ft_survivors_best_radix(8, BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), 7u);
+    EXPECT_EQ(btl_ft_survivors_best_radix(65536, BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), 9u);
+    EXPECT_LE(btl_ft_survivors_best_radix(65536, 1.0), 4u);
+    EXPECT_EQ(btl_ft_survivors_best_radix(1, BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), 2u);
+    // an invalid ratio still gives a radix a machine accepts
+    EXPECT_EQ(btl_ft_survivors_radix_problem(btl_ft_survivors_best_radix(8, -1.0)), nullptr);
 }
 
 // Five processes, rank 3 failed before the call: the others return the sum

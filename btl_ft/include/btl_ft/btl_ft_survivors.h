@@ -42,22 +42,32 @@ typedef struct btl_ft_survivors_counts {
 } btl_ft_survivors_counts_t;
 
 /* The radix of the k-nomial tree: each process has up to radix - 1 children
- * per level. Seed 001 chooses it by simulation for the machine's ratio of
- * latency to overhead (ftsim allreduce searches it). The default, 8: in the
- * seed's setting (L/o = 10) the best radix is 6 to 14 from 8 to 2^16
- * processes, and 8 is within 10 % of its latency at every size ftsim
- * tried but 16 (18 %), where 4 is up to 37 % slower; on one host of 8 and
- * 16 processes 8 was faster than 4 too. */
+ * per level. Seed 001 chooses it for the job's size and the network's ratio
+ * of latency to per-message overhead, as the one of lowest latency in a
+ * LogP model; BTL_FT_SURVIVORS_RADIX_AUTO asks the caller to do the same
+ * (btl_ft_survivors_best_radix). In the seed's setting (L/o = 10) that is
+ * a flat tree up to 8 processes, 8 at 64, 11 at 1024 and 9 at 2^16. */
+#define BTL_FT_SURVIVORS_RADIX_AUTO 0
 #define BTL_FT_SURVIVORS_RADIX_MIN 2
 #define BTL_FT_SURVIVORS_RADIX_MAX 65536
-#define BTL_FT_SURVIVORS_DEFAULT_RADIX 8
+#define BTL_FT_SURVIVORS_DEFAULT_RADIX BTL_FT_SURVIVORS_RADIX_AUTO
+/* The ratio of a message's latency to its overhead at each end (L/o):
+ * seed 001's §5.2 setting. */
+#define BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO 10.0
 
-/* NULL when the radix is valid, else the rule it breaks, as
- * "must be between 2 and 65536". */
+/* NULL when the radix is valid (BTL_FT_SURVIVORS_RADIX_AUTO, or MIN to
+ * MAX), else the rule it breaks, as "must be 0 (chosen for each
+ * communicator) or between 2 and 65536". */
 const char *btl_ft_survivors_radix_problem(uint32_t radix);
+/* NULL when the ratio is valid (0.01 to 10000), else the rule it breaks. */
+const char *btl_ft_survivors_latency_ratio_problem(double latency_ratio);
+/* The radix of lowest failure-free latency for `size` processes and a
+ * valid latency ratio (btl_ft/allreduce_model.hpp): the same everywhere
+ * for the same arguments. About 20 ms at 2^16 processes. */
+uint32_t btl_ft_survivors_best_radix(uint32_t size, double latency_ratio);
 
-/* NULL when size is 0, self >= size, the radix is invalid, or memory runs
- * out. */
+/* NULL when size is 0, self >= size, the radix is not between MIN and MAX
+ * (resolve RADIX_AUTO first), or memory runs out. */
 btl_ft_survivors_t *btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
                                             const btl_ft_survivors_callbacks_t *callbacks);
 void btl_ft_survivors_destroy(btl_ft_survivors_t *survivors);

@@ -43,8 +43,10 @@
 
 #if OPAL_ENABLE_FT_MPI
 
-/* mpi_ft_survivors_radix, its default the core's (btl_ft_survivors.h). */
+/* mpi_ft_survivors_radix and _latency_ratio, their defaults the core's
+ * (btl_ft_survivors.h). */
 static unsigned int survivors_radix = BTL_FT_SURVIVORS_DEFAULT_RADIX;
+static double survivors_latency_ratio = BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO;
 
 typedef struct survivors_send {
     ompi_request_t *request;
@@ -76,25 +78,51 @@ int ompi_comm_survivors_register_params(void)
         "Radix k of the k-nomial tree of MPIX_Comm_allreduce_survivors: a "
         "process has up to k-1 children per level of the tree, so a call "
         "takes about log_k(n) levels up and as many down, and a parent sends "
-        "up to k-1 messages in a row. Seed 001 chooses k by simulation for "
-        "the network's ratio of latency to per-message overhead (ftsim "
-        "allreduce searches it for a job size and that ratio). Between 2 and "
-        "65536; must be the same in every process",
+        "up to k-1 messages in a row. 0 (the default): each communicator "
+        "chooses it at its first call, as seed 001 does, as the radix of "
+        "lowest latency for its size in a LogP model with "
+        "mpi_ft_survivors_latency_ratio (a flat tree up to 8 processes at "
+        "the default ratio, 8 at 64, 11 at 1024; ftsim allreduce simulates "
+        "the same). Otherwise 2 to 65536. Must be the same in every process",
         MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &survivors_radix);
+    if (0 > ret) {
+        return ret;
+    }
+    ret = mca_base_var_register(
+        "ompi", "mpi", "ft", "survivors_latency_ratio",
+        "The network's ratio of a message's latency to its overhead at each "
+        "end (L/o), by which a communicator chooses the radix of "
+        "MPIX_Comm_allreduce_survivors when mpi_ft_survivors_radix is 0: the "
+        "larger, the wider and shallower the tree. 10 (the default) is seed "
+        "001's setting, and chose the fastest radix measured on one host and "
+        "across emulated nodes of up to 16 processes. From 0.01 to 10000; "
+        "must be the same in every process",
+        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &survivors_latency_ratio);
     return 0 > ret ? ret : OMPI_SUCCESS;
+}
+
+static int survivors_invalid(const char *name, const char *value, const char *rule)
+{
+    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name, value, rule);
+    return OMPI_ERR_BAD_PARAM;
 }
 
 int ompi_comm_survivors_check_params(void)
 {
     const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
-    char value[16];
-    if (NULL == rule) {
-        return OMPI_SUCCESS;
+    char value[32];
+    if (NULL != rule) {
+        snprintf(value, sizeof(value), "%u", survivors_radix);
+        return survivors_invalid("mpi_ft_survivors_radix", value, rule);
     }
-    snprintf(value, sizeof(value), "%u", survivors_radix);
-    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, "mpi_ft_survivors_radix", value, rule);
-    return OMPI_ERR_BAD_PARAM;
+    rule = btl_ft_survivors_latency_ratio_problem(survivors_latency_ratio);
+    if (NULL != rule) {
+        snprintf(value, sizeof(value), "%g", survivors_latency_ratio);
+        return survivors_invalid("mpi_ft_survivors_latency_ratio", value, rule);
+    }
+    return OMPI_SUCCESS;
 }
 
 static survivors_comm_t *survivors_all = NULL;
@@ -253,6 +281,7 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     ompi_attribute_fn_ptr_union_t copy_fn, delete_fn;
     btl_ft_survivors_callbacks_t callbacks;
     survivors_comm_t *s = NULL;
+    uint32_t radix;
     int found = 0, rc;
     if (MPI_KEYVAL_INVALID == survivors_keyval) {
         copy_fn.attr_communicator_copy_fn = MPI_COMM_NULL_COPY_FN;
@@ -276,8 +305,13 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     callbacks.context = s;
     callbacks.send = survivors_send_cb;
     callbacks.combine = survivors_combine_cb;
+    radix = BTL_FT_SURVIVORS_RADIX_AUTO != survivors_radix
+                ? survivors_radix
+                : btl_ft_survivors_best_radix((uint32_t) ompi_comm_size(comm), survivors_latency_ratio);
+    opal_output_verbose(5, ompi_ftmpi_output_handle, "%s survivor allreduce on %s: radix %u",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), comm->c_name, radix);
     s->machine = btl_ft_survivors_create((uint32_t) ompi_comm_size(comm), (uint32_t) ompi_comm_rank(comm),
-                                         survivors_radix, &callbacks);
+                                         radix, &callbacks);
     if (NULL == s->machine) {
         free(s);
         return MPI_ERR_NO_MEM;

@@ -1,0 +1,34 @@
+// The survivor allreduce's failure-free latency in seed 001's LogP setting
+// (§5.2): a message takes its sender's port for o, travels L, then takes
+// its receiver's port for o, and a port serves one message at a time.
+// Computed from the k-nomial tree alone, in O(n log n) per radix: the same
+// times `ftsim allreduce` gets by running every state machine (a sim test
+// holds the two equal), cheap enough for a communicator to choose its
+// radix at its first call as the seed chooses it, by the lowest latency.
+//
+// The call's messages, when nothing fails: each process sends its partial
+// to its parent once it has combined its children's; the root, covered,
+// sends its decision to its successor (rank 1) alone; rank 1 sends it to
+// the root's other children, and each process to its own.
+#pragma once
+
+#include <cstdint>
+
+#include "btl_ft/types.hpp"
+
+namespace btl_ft {
+
+struct logp_cost {
+    time_ns latency = 10;  // L
+    time_ns overhead = 1;  // o, at each end
+};
+
+// Until the last process returns, for `size` processes from a common start.
+time_ns allreduce_latency(rank_t size, std::uint32_t radix, const logp_cost& cost);
+
+// The radix of lowest latency, the smallest of equals, searched as ftsim
+// does: from 2 up to the size (at most 64), stopping 8 radices past the
+// best so far. 2 for a single process.
+std::uint32_t allreduce_best_radix(rank_t size, const logp_cost& cost);
+
+}  // namespace btl_ft
