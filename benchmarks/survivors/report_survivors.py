@@ -14,13 +14,24 @@ def _setups(records):
     return sorted({_setup(r) for r in records}, key=lambda x: (x != "1 host", x))
 
 
+PATH_ORDER = ("default", "fast path", "tree")
+
+
+def _path(record):
+    """default, fast path (forced on) or tree (alone); records from before
+    the fast path ran the tree."""
+    return record.get("path", "tree")
+
+
 def _radix_label(record, ranks):
     radix = record.get("radix", 4)
     if radix == 0:  # the default: chosen by the LogP model
         chosen = record.get("chosen")
         # radix n - 1 is flat too: the root's children are 1 to n - 1
-        return "default: " + ("?" if chosen is None else "flat" if chosen >= ranks - 1 else str(chosen))
-    return "flat" if radix >= ranks else radix
+        label = "radix " + ("?" if chosen is None else "flat" if chosen >= ranks - 1 else str(chosen))
+    else:
+        label = "flat" if radix >= ranks else f"radix {radix}"
+    return f"{_path(record)}, {label}"
 
 
 def _latency(records, table, fmt):
@@ -29,15 +40,17 @@ def _latency(records, table, fmt):
     for setup in _setups(records):
         mine = [r for r in records if _setup(r) == setup]
         for ranks in sorted({r["ranks"] for r in mine}):
-            for radix in sorted({r.get("radix", 4) for r in mine if r["ranks"] == ranks}):
+            configs = sorted({(PATH_ORDER.index(_path(r)), r.get("radix", 4)) for r in mine if r["ranks"] == ranks})
+            for path_index, radix in configs:
                 for test in sorted({r["test"] for r in mine}, key=lambda t: int(t.split("_")[1][:-1])):
-                    runs = [r for r in mine if (r["ranks"], r.get("radix", 4), r["test"]) == (ranks, radix, test)]
+                    runs = [r for r in mine if (r["ranks"], PATH_ORDER.index(_path(r)), r.get("radix", 4), r["test"])
+                            == (ranks, path_index, radix, test)]
                     if runs:
                         rows.append([setup, ranks, _radix_label(runs[0], ranks), test.split("_")[1],
                                      fmt(common.median([r["mpi_us"] for r in runs]), 2),
                                      fmt(common.median([r["survivors_us"] for r in runs]), 2),
                                      fmt(common.median([r["ratio"] for r in runs]), 2), len(runs)])
-    return table(["setup", "ranks", "radix", "bytes", "MPI_Allreduce µs", "survivor allreduce µs",
+    return table(["setup", "ranks", "path, radix", "bytes", "MPI_Allreduce µs", "survivor allreduce µs",
                   "ratio (median)", "runs"], rows)
 
 
@@ -104,7 +117,8 @@ def section(table, fmt):
             "batches interleaved in each run, the ratio of the medians taken within a run.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
-            + "\n\nUnder failures, radix 4, η 10 ms, δ 50 ms: from the failure until every "
+            + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default on this "
+              "oversubscribed host), η 10 ms, δ 50 ms: from the failure until every "
               "survivor holds the consistent result (median over the runs). Several victims fail "
               "at one instant: the first sends the signal to the others, then to itself (until "
               "2026-11-29 each victim signalled itself after the barrier, and one that waited for a "

@@ -6,10 +6,13 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            this host: each run times MPI_Allreduce and the survivor
            allreduce in interleaved batches, and the ratio of their medians
            is taken within the run (benchmarks/survivors/survivors_bench.c).
-           Each size of job runs at the radixes 2, 4, 8 and its own size (a
-           flat tree: one level up, one down), and at the default, which
-           chooses it as seed 001 does (the lowest latency in a LogP model,
-           mpi_ft_survivors_radix 0), in turn.
+           Each size of job, 2 (one per core) to 16 ranks, runs with the
+           defaults (the tree's radix chosen as seed 001 does, the lowest
+           latency in a LogP model; the fast path, recursive doubling up to
+           512 B, only where processes do not yield the CPU: at 2 ranks
+           here), with the fast path forced on, then the tree alone
+           (mpi_ft_survivors_fast_max_bytes 0) at the radixes 2, 4, 8 and
+           its own size (a flat tree: one level up, one down), in turn.
   faults   seed 001's Table 1 columns at 8 and 16 ranks: 1 fault, 2 parallel (in
            different subtrees), 2 serial (a process and its parent), 3 mixed;
            crash and hang; failing just before the call or 2 ms into it,
@@ -28,8 +31,8 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            that passes its bound, is recorded as such.
   nodes    both parts again with 8 ranks spread over 2 and over 3 emulated
            nodes (tests/netns: blocks of 4, or of 3, 3 and 2, joined by
-           tcp), at the default radix, 4 and 8 failure-free, and every fault
-           case.
+           tcp), with the defaults, the fast path, and the tree alone at the
+           radixes 4 and 8 failure-free, and every fault case.
            Every configuration runs with mpi_yield_when_idle, stock without
            coll/han (common.across_nodes_mca).
 --parts runs some of the three, --setups some of the nodes part's setups;
@@ -79,11 +82,23 @@ def stock_config(kind):
 
 
 AUTO = 0  # mpi_ft_survivors_radix's default: chosen by the LogP model
+FAST_BYTES = 512  # the fast path's default bound, where it is on
+PATHS = {  # mpi_ft_survivors_fast_max_bytes of each path
+    "default": {},  # the fast path only where it pays and processes do not yield
+    "fast path": {"mpi_ft_survivors_fast_max_bytes": FAST_BYTES},
+    "tree": {"mpi_ft_survivors_fast_max_bytes": 0},
+}
+
+
+def configurations(radixes):
+    """The defaults, the fast path forced on, then the tree alone at each
+    other radix: (path, radix)."""
+    return [("default", AUTO), ("fast path", AUTO)] + [("tree", radix) for radix in radixes if radix != AUTO]
 
 
 def radixes(np):
-    """The default (chosen by the model), 2, 4, 8, and the job's size: a flat tree."""
-    return sorted({AUTO, 2, 4, min(8, np), np})
+    """2, 4, 8, and the job's size: a flat tree."""
+    return sorted({2, 4, min(8, np), np})
 
 
 def chosen_radix(np):
@@ -111,25 +126,26 @@ def launch(np, args, mca, variant, setup, deadline_s, **options):
 
 
 def latency(sink, jobs, reps):
-    """jobs: (setup, ranks, radixes) in the order they run in each repetition."""
+    """jobs: (setup, ranks, configurations) in the order they run in each repetition."""
     variant, mca = common.config_mca("btl_ft")
     exe = common.compile_for(SOURCE, variant)
     chosen = {np: chosen_radix(np) for _, np, _ in jobs}
     for rep in range(reps):
-        for setup, np, job_radixes in jobs:
-            # rotated, so that no radix always runs first
-            order = job_radixes[rep % len(job_radixes):] + job_radixes[:rep % len(job_radixes)]
-            for radix in order:
+        for setup, np, job_configurations in jobs:
+            # rotated, so that no configuration always runs first
+            shift = rep % len(job_configurations)
+            for path, radix in job_configurations[shift:] + job_configurations[:shift]:
                 run = launch(np, [exe, "latency", "--batches", 9, "--iterations", 100],
-                             {**mca, "mpi_ft_survivors_radix": radix}, variant, setup, DEADLINE_S * 4)
+                             {**mca, "mpi_ft_survivors_radix": radix, **PATHS[path]}, variant, setup,
+                             DEADLINE_S * 4)
                 for r in run.records:
                     sink.write({"benchmark": "survivors", "part": "latency", "setup": setup, "ranks": np,
-                                "radix": radix, "chosen": chosen[np] if radix == AUTO else radix,
+                                "path": path, "radix": radix, "chosen": chosen[np] if radix == AUTO else radix,
                                 "rep": rep, "test": r["test"], "mpi_us": r["mpi_us"],
                                 "survivors_us": r["survivors_us"], "ratio": r["survivors_us"] / r["mpi_us"],
                                 "outcome": run.outcome})
                 shown = ", ".join(f"{r['test']} {r['survivors_us'] / r['mpi_us']:.2f}x" for r in run.records)
-                common.progress(f"survivors latency {setup} {np} ranks radix {radix} rep {rep + 1}: "
+                common.progress(f"survivors latency {setup} {np} ranks {path} radix {radix} rep {rep + 1}: "
                                 f"{shown or run.outcome}")
 
 
@@ -208,12 +224,13 @@ def main(argv):
         sink.carry(record)
     cases = CASES[:1] if options.quick else CASES
     if "latency" in parts:
-        latency(sink, [(ONE_HOST, np, radixes(np)) for np in ((4, 8) if options.quick else (4, 8, 16))], reps)
+        latency(sink, [(ONE_HOST, np, configurations(radixes(np)))
+                       for np in ((2, 4, 8) if options.quick else (2, 4, 8, 16))], reps)
     if "faults" in parts:
         for np in (8,) if options.quick else (8, 16):
             faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))
     if "nodes" in parts and nodes_available(sink):
-        latency(sink, [(setup, NODE_RANKS, [AUTO, *NODE_RADIXES]) for setup in setups], reps)
+        latency(sink, [(setup, NODE_RANKS, configurations(NODE_RADIXES)) for setup in setups], reps)
         for setup in setups:
             faults(sink, setup, NODE_RANKS, reps, cases, ("crash", "hang"), ("before", "during"))
     return 0

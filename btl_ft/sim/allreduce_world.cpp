@@ -94,7 +94,7 @@ struct allreduce_world::impl {
             ports[r].net = this;
             ports[r].self = r;
             processes.push_back(std::make_unique<survivor_allreduce>(
-                allreduce_config{.size = n, .self = r, .radix = options.radix}, ports[r], sum));
+                allreduce_config{.size = n, .self = r, .radix = options.radix, .fast_max_bytes = options.fast_max_bytes}, ports[r], sum));
         }
     }
 
@@ -212,7 +212,7 @@ struct allreduce_world::impl {
         }
         allreduce_wire::message message;
         (void)allreduce_wire::decode(item.bytes, {options.size, 8}, message);
-        static const char* const names[] = {"?", "PARTIAL", "HOLD", "RESULT", "PREPARE"};
+        static const char* const names[] = {"?", "PARTIAL", "HOLD", "RESULT", "PREPARE", "EXCHANGE"};
         std::fprintf(stderr, "%u -> %u %s seq %u root %u decided_by %u {", item.from, item.to,
                      names[static_cast<int>(message.type)], message.sequence, message.root, message.decided_by);
         for (const rank_range& range : message.contributors.ranges()) {

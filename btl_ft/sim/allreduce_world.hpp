@@ -51,6 +51,8 @@ struct allreduce_world_options {
     time_ns overhead_ns = 0;
     // >= 0: the overlay knowledge model (see above) instead of the uniform one.
     time_ns detect_ns = -1;
+    // The processes' allreduce_config::fast_max_bytes (values are 8 bytes).
+    std::size_t fast_max_bytes = 0;
 };
 
 struct call_outcome {

@@ -4,6 +4,7 @@
 #include "btl_ft/allreduce_model.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <vector>
 
 #include "btl_ft/assert.hpp"
@@ -70,6 +71,17 @@ time_ns allreduce_latency(rank_t size, std::uint32_t radix, const logp_cost& cos
         }
     }
     return last;
+}
+
+time_ns allreduce_fast_latency(rank_t size, const logp_cost& cost) {
+    BTL_FT_ASSERT(size > 0, "a latency asked for no process");
+    const rank_t power = std::bit_floor(size);
+    const time_ns rounds = std::countr_zero(power) + (power == size ? 0 : 2);
+    return rounds * (cost.latency + 2 * cost.overhead);
+}
+
+bool allreduce_fast_path_pays(rank_t size, std::uint32_t radix, const logp_cost& cost) {
+    return size >= 2 && allreduce_fast_latency(size, cost) < allreduce_latency(size, radix, cost);
 }
 
 std::uint32_t allreduce_best_radix(rank_t size, const logp_cost& cost) {

@@ -11,7 +11,10 @@ namespace {
 
 using wire::status;
 
-bool has_root(msg_type type) { return type == msg_type::result || type == msg_type::prepare; }
+// the exchange's step travels where a result's root does
+bool has_root(msg_type type) {
+    return type == msg_type::result || type == msg_type::prepare || type == msg_type::exchange;
+}
 
 bool has_decision(msg_type type) {
     return type == msg_type::hold || type == msg_type::result || type == msg_type::prepare;
@@ -54,13 +57,17 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     std::uint8_t type = 0;
     const status header = wire::codec::read_header(in, magic0, magic1, version,
                                                    static_cast<std::uint8_t>(msg_type::partial),
-                                                   static_cast<std::uint8_t>(msg_type::prepare), type);
+                                                   static_cast<std::uint8_t>(msg_type::exchange), type);
     if (header != status::ok) return header;
     out.type = static_cast<msg_type>(type);
     out.sequence = in.varint();
     out.root = has_root(out.type) ? in.varint() : 0;
     out.decided_by = has_decision(out.type) ? in.varint() : 0;
-    if (in.ok() && (out.root >= bounds.size || out.decided_by >= bounds.size)) in.fail(status::rank_out_of_range);
+    // a step is below 34 (at most 2^32 processes: fold in, 32 doublings, fold out)
+    const rank_t root_limit = out.type == msg_type::exchange ? 34 : bounds.size;
+    if (in.ok() && (out.root >= root_limit || out.decided_by > fast_path_decider(bounds.size))) {
+        in.fail(status::rank_out_of_range);
+    }
     read_ranges(in, bounds.size, out.contributors);
     read_value(in, bounds.max_value_bytes, out.value);
     if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);

@@ -44,6 +44,11 @@ bool radix_in_range(uint32_t radix) {
 // The model takes whole ticks: an overhead of 100 keeps two digits of the ratio.
 constexpr double ticks_per_overhead = 100.0;
 
+btl_ft::logp_cost cost_of(double latency_ratio) {
+    return {static_cast<btl_ft::time_ns>(std::llround(latency_ratio * ticks_per_overhead)),
+            static_cast<btl_ft::time_ns>(ticks_per_overhead)};
+}
+
 }  // namespace
 
 const char* btl_ft_survivors_radix_problem(uint32_t radix) {
@@ -62,12 +67,18 @@ uint32_t btl_ft_survivors_best_radix(uint32_t size, double latency_ratio) {
     if (size == 0 || btl_ft_survivors_latency_ratio_problem(latency_ratio) != nullptr) {
         return BTL_FT_SURVIVORS_RADIX_MIN;
     }
-    const btl_ft::logp_cost cost{static_cast<btl_ft::time_ns>(std::llround(latency_ratio * ticks_per_overhead)),
-                                 static_cast<btl_ft::time_ns>(ticks_per_overhead)};
-    return btl_ft::allreduce_best_radix(size, cost);
+    return btl_ft::allreduce_best_radix(size, cost_of(latency_ratio));
 }
 
-btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
+int btl_ft_survivors_fast_path_pays(uint32_t size, uint32_t radix, double latency_ratio) {
+    if (size == 0 || size > BTL_FT_SURVIVORS_FAST_MAX_SIZE || !radix_in_range(radix) ||
+        btl_ft_survivors_latency_ratio_problem(latency_ratio) != nullptr) {
+        return 0;
+    }
+    return btl_ft::allreduce_fast_path_pays(size, radix, cost_of(latency_ratio)) ? 1 : 0;
+}
+
+btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix, size_t fast_max_bytes,
                                             const btl_ft_survivors_callbacks_t* callbacks) {
     if (callbacks == nullptr || callbacks->send == nullptr || callbacks->combine == nullptr || size == 0 ||
         self >= size || !radix_in_range(radix)) {
@@ -76,7 +87,12 @@ btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32
     try {
         auto survivors = std::make_unique<btl_ft_survivors>(*callbacks);
         survivors->machine = std::make_unique<btl_ft::survivor_allreduce>(
-            btl_ft::allreduce_config{.size = size, .self = self, .radix = radix}, *survivors, *survivors);
+            btl_ft::allreduce_config{.size = size,
+                                     .self = self,
+                                     .radix = radix,
+                                     .fast_max_bytes = fast_max_bytes,
+                                     .fast_max_size = BTL_FT_SURVIVORS_FAST_MAX_SIZE},
+            *survivors, *survivors);
         return survivors.release();
     } catch (...) {
         return nullptr;
@@ -134,8 +150,9 @@ size_t btl_ft_survivors_contributors(const btl_ft_survivors_t* survivors, uint32
 
 btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t* survivors) {
     const btl_ft::allreduce_stats& s = survivors->machine->stats();
-    return {s.partials_sent, s.results_sent, s.holds_sent, s.received, s.malformed,
-            s.from_failed,   s.out_of_sequence, s.overlapping, s.conflicts, s.root_takeovers};
+    return {s.partials_sent,   s.results_sent,   s.holds_sent, s.received,       s.malformed,
+            s.from_failed,     s.out_of_sequence, s.overlapping, s.conflicts,     s.root_takeovers,
+            s.exchanges_sent,  s.fast_done,       s.fast_fallbacks, s.late_exchanges};
 }
 
 void btl_ft_survivors_describe(const btl_ft_survivors_t* survivors, char* text, size_t capacity) {

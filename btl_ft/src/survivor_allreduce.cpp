@@ -11,33 +11,9 @@
 #include <string>
 
 #include "btl_ft/assert.hpp"
+#include "survivor_allreduce_call.hpp"
 
 namespace btl_ft {
-
-struct survivor_allreduce::call {
-    std::uint32_t sequence = 0;
-    // UP: what is combined so far, and the partial frozen from it.
-    std::vector<std::byte> value;
-    rank_ranges combined;
-    bool frozen = false;
-    std::vector<std::byte> partial_value;
-    rank_ranges partial_set;
-    rank_t partial_sent_to = no_rank;
-    // A HOLD that came before this process knew it was root.
-    std::optional<allreduce_wire::message> pending_hold;
-    // DOWN: the decision, and whom it went to under `result_root`.
-    bool decided = false;
-    std::vector<std::byte> result_value;
-    rank_ranges result_set;
-    rank_t decided_by = no_rank;
-    rank_t result_root = no_rank;
-    std::vector<rank_t> result_sent_to;  // sorted
-    rank_t hold_sent_to = no_rank;
-    // A root sends its decision to its successor (the next root) only, as
-    // PREPARE; the successor sends it down on the root's behalf.
-    rank_t prepared = no_rank;
-    rank_t delegated_by = no_rank;  // the root this process sends down for
-};
 
 survivor_allreduce::survivor_allreduce(const allreduce_config& config, collective_transport& transport,
                                        const reduce_operation& operation)
@@ -58,6 +34,9 @@ void survivor_allreduce::on_failed(std::span<const rank_t> ranks) {
         }
     }
     if (!changed) return;
+    for (call* op : {previous_.get(), current_.get()}) {
+        if (op) op->disturbed = true;
+    }
     if (previous_) progress(*previous_);
     if (current_) progress(*current_);
 }
@@ -70,7 +49,9 @@ void survivor_allreduce::begin(std::span<const std::byte> value) {
     current_ = std::make_unique<call>();
     current_->sequence = sequence;
     current_->value.assign(value.begin(), value.end());
+    current_->own = current_->value;
     current_->combined = rank_ranges::of(config_.self);
+    if (fast_eligible(value.size())) start_fast(*current_);
     std::vector<std::pair<rank_t, std::vector<std::byte>>> early;
     early.swap(early_);
     for (const auto& [from, bytes] : early) deliver(from, bytes);
@@ -101,6 +82,10 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
     if (op && message.value.size() != op->value.size()) {
         ++stats_.malformed;  // a value of another length than this call's
     } else if (op) {
+        if (message.type != allreduce_wire::msg_type::exchange) {
+            op->disturbed = true;
+            if (op->fast) fall_back(*op);  // before the tree's message meets the exchanges' sums
+        }
         handle(*op, from, message);
         progress(*op);
     } else if (message.sequence == current + 1 && early_.size() < 4 * std::size_t{config_.size}) {
@@ -112,12 +97,21 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
 
 void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::message& message) {
     using allreduce_wire::msg_type;
+    if (message.type == msg_type::exchange) {
+        take_exchange(op, from, message);
+        return;
+    }
     const bool from_its_root = message.type == msg_type::prepare && message.root == from;
     if (op.decided) {
         const bool same = message.type == msg_type::partial ||
                           (message.contributors == op.result_set && message.decided_by == op.decided_by);
+        if (same && message.type != msg_type::partial && message.type != msg_type::hold) {
+            op.fast_result = false;  // the root's chain holds it too: pass it on like any decision
+        }
         if (!same) {
             ++stats_.conflicts;
+        } else if (message.type == msg_type::partial && op.fast_result) {
+            // a result of the fast path goes to the root alone (survivor_allreduce_fast.cpp)
         } else if (message.type == msg_type::partial) {
             // The sender is still waiting: answer it directly (a root leaves
             // that to its successor while it has one).
@@ -144,6 +138,7 @@ void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::mes
         adopt(op, message.value, message.contributors, message.decided_by, message.root);
         if (from_its_root) op.delegated_by = from;
         break;
+    case msg_type::exchange: break;  // taken above
     }
 }
 
@@ -159,7 +154,9 @@ void survivor_allreduce::combine(call& op, const rank_ranges& set, std::span<con
 
 void survivor_allreduce::progress(call& op) {
     if (self_failed_) return;
-    if (!op.decided) progress_up(op);
+    if (op.fast && op.disturbed) fall_back(op);
+    if (op.fast) progress_fast(op);
+    if (!op.fast && !op.decided) progress_up(op);
     if (op.decided) progress_down(op);
 }
 
@@ -209,6 +206,7 @@ void survivor_allreduce::adopt(call& op, std::span<const std::byte> value, const
 }
 
 void survivor_allreduce::progress_down(call& op) {
+    if (report_fast_result(op)) return;
     const rank_t current_root = root();
     if (current_root == config_.self && op.result_root != config_.self) {
         // The root this result came under failed and this process is the
@@ -372,7 +370,11 @@ void append_rank(std::string& out, rank_t rank) { out += rank == no_rank ? "none
 std::string survivor_allreduce::describe(const call& op) const {
     std::string out = "call ";
     out += std::to_string(op.sequence);
-    out += ": combined ";
+    if (op.fast) {
+        out += ": fast path at step ";
+        out += std::to_string(op.step);
+    }
+    out += op.fast ? ", combined " : ": combined ";
     append_set(out, op.combined);
     if (op.frozen) {
         out += ", partial ";
@@ -383,13 +385,18 @@ std::string survivor_allreduce::describe(const call& op) const {
     if (op.pending_hold) out += ", a hold pending";
     if (op.decided) {
         out += ", decided by ";
-        append_rank(out, op.decided_by);
+        if (op.decided_by == allreduce_wire::fast_path_decider(config_.size)) {
+            out += "the fast path";
+        } else {
+            append_rank(out, op.decided_by);
+        }
         out += " under root ";
         append_rank(out, op.result_root);
         out += " over ";
         append_set(out, op.result_set);
         out += ", sent to ";
         out += std::to_string(op.result_sent_to.size());
+        if (op.fast_result) out += op.disturbed ? ", by the fast path, reported to the root" : ", by the fast path";
         if (op.delegated_by != no_rank) {
             out += ", for root ";
             append_rank(out, op.delegated_by);

@@ -2,6 +2,7 @@
 
   survivors.py --np N --when none|before|acked|during [--kind crash|hang]
                [--victims r1,r2] [--iterations K] [--revoke] [--mca k=v ...]
+               [--fast-path BYTES]
 
 Runs ulfm_survivors.c (every rank contributes 2^rank, MPI_SUM) and checks,
 for every call: every survivor returned success; they all hold the same
@@ -11,6 +12,9 @@ operations (MPI_MAX on doubles, MPI_BOR in place, MPI_MIN) give the result
 over the contributors, a derived datatype is refused with MPI_ERR_TYPE and a
 non-commutative operation with MPI_ERR_OP; every survivor finalized and
 mpirun exited 0. Prints each call's slowest survivor, in microseconds.
+With --fast-path, values up to BYTES take the fast path (recursive doubling
+while no failure is known), and every survivor must say so at
+mpi_ft_verbose 5.
 """
 import argparse
 import json
@@ -86,7 +90,11 @@ def main():
     p.add_argument("--allreduce-first", action="store_true")
     p.add_argument("--deadline-s", type=int, default=20)
     p.add_argument("--mca", type=mca_pair, action="append", default=[])
+    p.add_argument("--fast-path", type=int, default=None, metavar="BYTES")
     args = p.parse_args()
+    mca = dict(args.mca)
+    if args.fast_path is not None:
+        mca.update({"mpi_ft_survivors_fast_max_bytes": args.fast_path, "mpi_ft_verbose": 5})
     victims = [int(v) for v in args.victims.split(",") if v]
     exe = mpicmd.compile_test("tests/mpi/ulfm_survivors.c")
     program = [exe, "--when", args.when, "--kind", args.kind, "--iterations", args.iterations,
@@ -100,7 +108,7 @@ def main():
     # per-call records in files: through mpirun's output they lost line
     # tails when the runtime fenced a hung process
     with tempfile.TemporaryDirectory(prefix="btl_ft-survivors-") as directory:
-        run = launch.run(mpicmd.mpirun(args.np, program + ["--records", directory], mca=dict(args.mca)),
+        run = launch.run(mpicmd.mpirun(args.np, program + ["--records", directory], mca=mca),
                          deadline_s=args.deadline_s + 20)
         for path in sorted(Path(directory).glob("rank*.jsonl")):
             run.records += [json.loads(line) for line in path.read_text().splitlines() if line.endswith("}")]
@@ -112,6 +120,10 @@ def main():
     problems += found
     if not args.revoke:
         problems += other_problems(run.records, survivors)
+    if args.fast_path is not None:
+        said = run.output.count(f"fast path up to {args.fast_path} bytes")
+        if said < len(survivors):
+            problems.append(f"{said} processes said they take the fast path, expected at least {len(survivors)}")
     finalized = {r["rank"] for r in run.records if r.get("finalized")}
     missing = sorted(set(survivors) - finalized)
     if missing:

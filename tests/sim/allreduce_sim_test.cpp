@@ -114,6 +114,25 @@ TEST(AllreduceModel, EqualsTheSimulationWhenNothingFails) {
     }
 }
 
+// The fast path's closed form against the simulation of every state
+// machine: never below it, and at most a round above.
+TEST(AllreduceModel, FastPathWithinARoundOfTheSimulation) {
+    for (const logp_cost cost : {logp_cost{1, 1}, logp_cost{10, 1}, logp_cost{7, 3}, logp_cost{100, 1}}) {
+        for (rank_t size = 2; size <= 64; ++size) {
+            allreduce_world world({.size = size, .latency_ns = cost.latency, .overhead_ns = cost.overhead,
+                                   .fast_max_bytes = 8});
+            ASSERT_TRUE(world.run(never));
+            time_ns simulated = 0;
+            for (rank_t r = 0; r < size; ++r) simulated = std::max(simulated, world.outcome(r, 0).at);
+            const time_ns model = allreduce_fast_latency(size, cost);
+            EXPECT_GE(model, simulated) << size << " processes, L " << cost.latency << ", o " << cost.overhead;
+            EXPECT_LE(model - simulated, cost.latency + 2 * cost.overhead)
+                << size << " processes, L " << cost.latency << ", o " << cost.overhead << ": model " << model
+                << ", simulated " << simulated;
+        }
+    }
+}
+
 TEST(AllreduceModel, ChoosesTheRadixFtsimChooses) {
     for (const time_ns latency : {1, 2, 5, 10, 20}) {
         for (const rank_t size : {2u, 3u, 4u, 8u, 16u, 24u, 64u, 200u, 1024u}) {

@@ -50,10 +50,10 @@ TEST(CApiSurvivors, TheRadixRuleNamesItsBounds) {
     std::deque<mail> post;
     process p{&post, 0};
     const btl_ft_survivors_callbacks_t callbacks{&p, send_cb, sum_cb};
-    EXPECT_EQ(btl_ft_survivors_create(4, 0, 1, &callbacks), nullptr);
-    EXPECT_EQ(btl_ft_survivors_create(4, 4, 2, &callbacks), nullptr);
+    EXPECT_EQ(btl_ft_survivors_create(4, 0, 1, 0, &callbacks), nullptr);
+    EXPECT_EQ(btl_ft_survivors_create(4, 4, 2, 0, &callbacks), nullptr);
     // the caller resolves "chosen for each communicator" first
-    EXPECT_EQ(btl_ft_survivors_create(4, 0, BTL_FT_SURVIVORS_RADIX_AUTO, &callbacks), nullptr);
+    EXPECT_EQ(btl_ft_survivors_create(4, 0, BTL_FT_SURVIVORS_RADIX_AUTO, 0, &callbacks), nullptr);
 }
 
 TEST(CApiSurvivors, TheLatencyRatioRuleNamesItsBounds) {
@@ -77,6 +77,17 @@ TEST(CApiSurvivors, TheBestRadixComesFromTheModel) {
     EXPECT_EQ(btl_ft_survivors_radix_problem(btl_ft_survivors_best_radix(8, -1.0)), nullptr);
 }
 
+// Recursive doubling's log2 n rounds against the tree's three steps: it
+// pays where messages are cheap to wait for, not where each hop waits long.
+TEST(CApiSurvivors, TheFastPathPaysWhereTheModelSaysSo) {
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(16, 14, BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), 1);
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(4, 3, 100.0), 1);
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(16, 16, 100.0), 0);
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(1, 2, BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO), 0);
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(BTL_FT_SURVIVORS_FAST_MAX_SIZE + 1, 8, 1.0), 0);
+    EXPECT_EQ(btl_ft_survivors_fast_path_pays(8, 1, 1.0), 0);  // no such radix
+}
+
 // Five processes, rank 3 failed before the call: the others return the sum
 // over {0, 1, 2, 4}, and say so as ranges.
 TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {
@@ -87,7 +98,7 @@ TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {
     for (std::uint32_t r = 0; r < size; ++r) {
         context[r] = {&post, r};
         const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
-        machine[r] = btl_ft_survivors_create(size, r, 2, &callbacks);
+        machine[r] = btl_ft_survivors_create(size, r, 2, BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES, &callbacks);
         ASSERT_NE(machine[r], nullptr);
         EXPECT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_IDLE);
     }
@@ -118,6 +129,39 @@ TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {
     EXPECT_EQ(std::string(line).rfind("root 0, successor 2, failed {3}", 0), 0u) << line;
     EXPECT_EQ(std::strlen(line), sizeof line - 1);  // cut to fit, with its NUL
     for (btl_ft_survivors_t* m : machine) btl_ft_survivors_destroy(m);
+}
+
+// Four processes, nothing failed, a value within the fast path's bound:
+// two exchanges each, and nothing else.
+TEST(CApiSurvivors, AFailureFreeCallTakesTheFastPath) {
+    constexpr std::uint32_t size = 4;
+    std::deque<mail> post;
+    std::vector<process> context(size);
+    std::vector<btl_ft_survivors_t*> machine(size);
+    for (std::uint32_t r = 0; r < size; ++r) {
+        context[r] = {&post, r};
+        const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
+        machine[r] = btl_ft_survivors_create(size, r, 2, sizeof(std::uint64_t), &callbacks);
+        ASSERT_NE(machine[r], nullptr);
+        const std::uint64_t value = std::uint64_t{1} << r;
+        ASSERT_EQ(btl_ft_survivors_begin(machine[r], &value, sizeof value), 0);
+    }
+    while (!post.empty()) {
+        const mail m = post.front();
+        post.pop_front();
+        btl_ft_survivors_message(machine[m.to], m.from, m.bytes.data(), m.bytes.size());
+    }
+    for (std::uint32_t r = 0; r < size; ++r) {
+        ASSERT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_DONE) << r;
+        std::uint64_t result;
+        std::memcpy(&result, btl_ft_survivors_result(machine[r]), sizeof result);
+        EXPECT_EQ(result, 0b1111u);
+        const btl_ft_survivors_counts_t counts = btl_ft_survivors_counters(machine[r]);
+        EXPECT_EQ(counts.exchanges_sent, 2u);
+        EXPECT_EQ(counts.fast_done, 1u);
+        EXPECT_EQ(counts.partials_sent + counts.results_sent + counts.holds_sent, 0u);
+        btl_ft_survivors_destroy(machine[r]);
+    }
 }
 
 }  // namespace

@@ -103,10 +103,30 @@ TEST(AllreduceWire, RoundTripsAndRefusesWhatIsMalformed) {
     foreign[1] = std::byte{0x74};  // the detector's magic
     EXPECT_EQ(allreduce_wire::decode(foreign, bounds, out), wire::status::bad_magic);
     // A second range touching the first: gap 0.
-    const std::vector<std::byte> touching = {std::byte{0x66}, std::byte{0x72}, std::byte{1}, std::byte{1},
+    const std::vector<std::byte> touching = {std::byte{0x66}, std::byte{0x72}, std::byte{2}, std::byte{1},
                                              std::byte{1},    std::byte{2},    std::byte{0}, std::byte{2},
                                              std::byte{0},    std::byte{1},    std::byte{0}};
     EXPECT_EQ(allreduce_wire::decode(touching, {.size = 10, .max_value_bytes = 0}, out), wire::status::unsorted);
+
+    // The fast path: an exchange's step where a result's root goes (at most
+    // 33), and a result it decided, by the size of the job.
+    in.type = allreduce_wire::msg_type::exchange;
+    in.root = 33;
+    allreduce_wire::encode(in, bytes);
+    ASSERT_EQ(allreduce_wire::decode(bytes, bounds, out), wire::status::ok);
+    EXPECT_EQ(out.type, allreduce_wire::msg_type::exchange);
+    EXPECT_EQ(out.root, 33u);
+    in.root = 34;
+    allreduce_wire::encode(in, bytes);
+    EXPECT_EQ(allreduce_wire::decode(bytes, bounds, out), wire::status::rank_out_of_range);
+    in.type = allreduce_wire::msg_type::hold;
+    in.decided_by = allreduce_wire::fast_path_decider(300);
+    allreduce_wire::encode(in, bytes);
+    ASSERT_EQ(allreduce_wire::decode(bytes, bounds, out), wire::status::ok);
+    EXPECT_EQ(out.decided_by, 300u);
+    in.decided_by = 301;
+    allreduce_wire::encode(in, bytes);
+    EXPECT_EQ(allreduce_wire::decode(bytes, bounds, out), wire::status::rank_out_of_range);
 }
 
 void expect_clean(allreduce_world& net, time_ns horizon = 1'000'000'000) {

@@ -26,6 +26,16 @@ struct logp_cost {
 // Until the last process returns, for `size` processes from a common start.
 time_ns allreduce_latency(rank_t size, std::uint32_t radix, const logp_cost& cost);
 
+// The fast path's (recursive doubling, survivor_allreduce_fast.cpp): its
+// rounds of L + 2o, and two more to fold in and out the ranks beyond the
+// largest power of two. An upper bound: the simulation can be up to a
+// round faster, where folding in overlaps the first round
+// (AllreduceModel.FastPathWithinARoundOfTheSimulation).
+time_ns allreduce_fast_latency(rank_t size, const logp_cost& cost);
+
+// Whether the fast path beats the tree at `radix` for `size` processes.
+bool allreduce_fast_path_pays(rank_t size, std::uint32_t radix, const logp_cost& cost);
+
 // The radix of lowest latency, the smallest of equals, searched as ftsim
 // does: from 2 up to the size (at most 64), stopping 8 radices past the
 // best so far. 2 for a single process.

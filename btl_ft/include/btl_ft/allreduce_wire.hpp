@@ -10,7 +10,11 @@
 //   RESULT   sequence, root, decided_by, contributors, value
 //                                              (down the tree; root: the root it travels under)
 //   PREPARE  as RESULT                         (root to its successor, which sends it down)
+//   EXCHANGE sequence, step, contributors, value
+//                                              (the fast path: recursive doubling)
 //
+// decided_by is a rank, or the size of the job for a result of the fast
+// path, which no single process decided (fast_path_decider).
 // contributors: a count of ranges, then for each the gap from the end of the
 // previous one (from 0 for the first; at least 1 after it, as ranges never
 // touch) and its length (at least 1). value: its length (at most the
@@ -30,14 +34,14 @@ namespace btl_ft::allreduce_wire {
 
 inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
 inline constexpr std::uint8_t magic1 = 0x72;  // 'r'
-inline constexpr std::uint8_t version = 1;
+inline constexpr std::uint8_t version = 2;
 
-enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4 };
+enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, exchange = 5 };
 
 struct message {
     msg_type type = msg_type::partial;
     std::uint32_t sequence = 0;
-    rank_t root = 0;        // result, prepare
+    rank_t root = 0;        // result, prepare; exchange: the step
     rank_t decided_by = 0;  // hold, result, prepare
     rank_ranges contributors;
     std::vector<std::byte> value;
@@ -47,6 +51,9 @@ struct limits {
     rank_t size;              // every rank below it
     std::size_t max_value_bytes;  // longer values are refused
 };
+
+// The decided_by of a result of the fast path, in a job of `size`.
+inline constexpr rank_t fast_path_decider(rank_t size) { return size; }
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
 void encode(const message& in, std::vector<std::byte>& out);

@@ -39,6 +39,7 @@ enum {
 typedef struct btl_ft_survivors_counts {
     uint64_t partials_sent, results_sent, holds_sent, received;
     uint64_t malformed, from_failed, out_of_sequence, overlapping, conflicts, root_takeovers;
+    uint64_t exchanges_sent, fast_done, fast_fallbacks, late_exchanges;
 } btl_ft_survivors_counts_t;
 
 /* The radix of the k-nomial tree: each process has up to radix - 1 children
@@ -66,9 +67,21 @@ const char *btl_ft_survivors_latency_ratio_problem(double latency_ratio);
  * for the same arguments. About 20 ms at 2^16 processes. */
 uint32_t btl_ft_survivors_best_radix(uint32_t size, double latency_ratio);
 
+/* Values up to this many bytes first take the fast path, recursive
+ * doubling while no failure is known, in communicators of up to
+ * BTL_FT_SURVIVORS_FAST_MAX_SIZE processes (0: never; survivor_allreduce.hpp)
+ * where it pays (btl_ft_survivors_fast_path_pays). */
+#define BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES 512
+#define BTL_FT_SURVIVORS_FAST_MAX_SIZE 64
+
+/* 1 when the fast path's latency beats the tree's at `radix` for `size`
+ * processes in the LogP model with a valid latency ratio, and `size` is
+ * within BTL_FT_SURVIVORS_FAST_MAX_SIZE; else 0. */
+int btl_ft_survivors_fast_path_pays(uint32_t size, uint32_t radix, double latency_ratio);
+
 /* NULL when size is 0, self >= size, the radix is not between MIN and MAX
  * (resolve RADIX_AUTO first), or memory runs out. */
-btl_ft_survivors_t *btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix,
+btl_ft_survivors_t *btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix, size_t fast_max_bytes,
                                             const btl_ft_survivors_callbacks_t *callbacks);
 void btl_ft_survivors_destroy(btl_ft_survivors_t *survivors);
 /* Ranks known failed, in any order, at any time. */

@@ -32,6 +32,22 @@
 //         decision, a root the others already declared failed, but not yet
 //         stopped, cannot spread a decision the next root does not hold.
 //
+//   FAST  Values up to fast_max_bytes, in jobs up to fast_max_size, first
+//         take recursive doubling while no failure is known: log2 n
+//         exchanges, each process sending its combined value to the
+//         partner whose rank differs in one bit, the ranks beyond the
+//         largest power of two folded in first and out last
+//         (survivor_allreduce_fast.cpp). A process that has combined every
+//         rank returns. One that learns of a failure, or gets a message of
+//         the tree, before that falls back to the tree with its own value
+//         alone. One that returned reports its result to the root (HOLD)
+//         once the call meets a failure, and to nobody else: a root cannot
+//         be covered while such a process lives, since it sends no
+//         partial, so the root adopts it, and it spreads under PREPARE
+//         like any decision. Sending it down itself could hand a result to
+//         a process whose root never adopts it, when the sender is
+//         suspected.
+//
 // Guarantees, with a detector whose failures are permanent (a process
 // declared failed stops, as btl_ft fences it): every process alive at the
 // end returns the same (value, contributors); each contributor counts once;
@@ -94,6 +110,11 @@ struct allreduce_config {
     // begin()'s, the same at every process (a message of another length is
     // dropped as malformed).
     std::size_t max_value_bytes = std::size_t{1} << 30;
+    // The fast path (FAST above) for values up to this length (0: never) in
+    // jobs up to fast_max_size: after a failure each process that took it
+    // sends one HOLD to the root, so the root's inbox grows with the job.
+    std::size_t fast_max_bytes = 0;
+    rank_t fast_max_size = 64;
 };
 
 enum class allreduce_status : std::uint8_t {
@@ -114,6 +135,10 @@ struct allreduce_stats {
     std::uint64_t overlapping = 0;       // partials dropped: they meet what is combined
     std::uint64_t conflicts = 0;         // a second, different decision (never, unless a failure reverted)
     std::uint64_t root_takeovers = 0;    // this process became root of a call after the first root failed
+    std::uint64_t exchanges_sent = 0;    // the fast path's messages
+    std::uint64_t fast_done = 0;         // calls this process completed by the fast path
+    std::uint64_t fast_fallbacks = 0;    // calls this process moved from the fast path to the tree
+    std::uint64_t late_exchanges = 0;    // dropped: the call had left the fast path here
 };
 
 class survivor_allreduce {
@@ -160,6 +185,16 @@ private:
     bool covered(const call& op) const;
     bool prepare(call& op);
     void send_result(call& op, rank_t to, allreduce_wire::msg_type type);
+    // the fast path (survivor_allreduce_fast.cpp)
+    bool fast_eligible(std::size_t value_bytes) const;
+    void start_fast(call& op);
+    void progress_fast(call& op);
+    void take_exchange(call& op, rank_t from, const allreduce_wire::message& message);
+    bool combine_exchange(call& op, std::uint32_t step);
+    void send_exchange(call& op, std::uint32_t step, rank_t to);
+    void finish_fast(call& op, std::span<const std::byte> value, const rank_ranges& set);
+    void fall_back(call& op);
+    bool report_fast_result(call& op);
     rank_t successor() const;  // the lowest rank above this one not known failed
     std::string describe(const call& op) const;
 

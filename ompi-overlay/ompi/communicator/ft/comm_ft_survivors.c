@@ -43,10 +43,12 @@
 
 #if OPAL_ENABLE_FT_MPI
 
-/* mpi_ft_survivors_radix and _latency_ratio, their defaults the core's
- * (btl_ft_survivors.h). */
+/* mpi_ft_survivors_radix, _latency_ratio and _fast_max_bytes, their
+ * defaults the core's (btl_ft_survivors.h). */
 static unsigned int survivors_radix = BTL_FT_SURVIVORS_DEFAULT_RADIX;
 static double survivors_latency_ratio = BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO;
+/* -1: the default's (fast_path_bytes) */
+static long survivors_fast_max_bytes = -1;
 
 typedef struct survivors_send {
     ompi_request_t *request;
@@ -100,6 +102,24 @@ int ompi_comm_survivors_register_params(void)
         "must be the same in every process",
         MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &survivors_latency_ratio);
+    if (0 > ret) {
+        return ret;
+    }
+    ret = mca_base_var_register(
+        "ompi", "mpi", "ft", "survivors_fast_max_bytes",
+        "Values of MPIX_Comm_allreduce_survivors up to this many bytes, on "
+        "communicators of up to 64 processes, first take a fast path while "
+        "no failure is known: recursive doubling, log2(n) exchanges between "
+        "pairs, as MPI_Allreduce does for small values, and the k-nomial "
+        "tree once a failure meets the call. -1 (the default): 512 where "
+        "the LogP model of mpi_ft_survivors_latency_ratio says it beats the "
+        "tree and processes do not yield the CPU while they wait "
+        "(mpi_yield_when_idle, which Open MPI sets on an oversubscribed "
+        "node, where each of its log2(n) rounds waits for a process to be "
+        "scheduled), else 0. 0: always the tree. Must be the same in every "
+        "process",
+        MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &survivors_fast_max_bytes);
     return 0 > ret ? ret : OMPI_SUCCESS;
 }
 
@@ -121,6 +141,11 @@ int ompi_comm_survivors_check_params(void)
     if (NULL != rule) {
         snprintf(value, sizeof(value), "%g", survivors_latency_ratio);
         return survivors_invalid("mpi_ft_survivors_latency_ratio", value, rule);
+    }
+    if (-1 > survivors_fast_max_bytes) {
+        snprintf(value, sizeof(value), "%ld", survivors_fast_max_bytes);
+        return survivors_invalid("mpi_ft_survivors_fast_max_bytes", value,
+                                 "must be -1 (chosen for each communicator), 0 or a number of bytes");
     }
     return OMPI_SUCCESS;
 }
@@ -275,6 +300,17 @@ static int survivors_delete_attr(MPI_Comm comm, int keyval, void *attribute, voi
     return MPI_SUCCESS;
 }
 
+/* How long a value may be to take the fast path on a communicator. */
+static size_t fast_path_bytes(uint32_t size, uint32_t radix)
+{
+    if (0 <= survivors_fast_max_bytes) {
+        return (size_t) survivors_fast_max_bytes;
+    }
+    return !ompi_mpi_yield_when_idle && btl_ft_survivors_fast_path_pays(size, radix, survivors_latency_ratio)
+               ? BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES
+               : 0;
+}
+
 /* The communicator's machine, made at its first call. */
 static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
 {
@@ -282,6 +318,7 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     btl_ft_survivors_callbacks_t callbacks;
     survivors_comm_t *s = NULL;
     uint32_t radix;
+    size_t fast_max_bytes;
     int found = 0, rc;
     if (MPI_KEYVAL_INVALID == survivors_keyval) {
         copy_fn.attr_communicator_copy_fn = MPI_COMM_NULL_COPY_FN;
@@ -308,10 +345,12 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     radix = BTL_FT_SURVIVORS_RADIX_AUTO != survivors_radix
                 ? survivors_radix
                 : btl_ft_survivors_best_radix((uint32_t) ompi_comm_size(comm), survivors_latency_ratio);
-    opal_output_verbose(5, ompi_ftmpi_output_handle, "%s survivor allreduce on %s: radix %u",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), comm->c_name, radix);
+    fast_max_bytes = fast_path_bytes((uint32_t) ompi_comm_size(comm), radix);
+    opal_output_verbose(5, ompi_ftmpi_output_handle,
+                        "%s survivor allreduce on %s: radix %u, fast path up to %zu bytes",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), comm->c_name, radix, fast_max_bytes);
     s->machine = btl_ft_survivors_create((uint32_t) ompi_comm_size(comm), (uint32_t) ompi_comm_rank(comm),
-                                         radix, &callbacks);
+                                         radix, fast_max_bytes, &callbacks);
     if (NULL == s->machine) {
         free(s);
         return MPI_ERR_NO_MEM;
@@ -356,13 +395,13 @@ static void survivors_report(survivors_comm_t *s, const char *what)
     c = btl_ft_survivors_counters(s->machine);
     btl_ft_survivors_describe(s->machine, state, sizeof(state));
     opal_output_verbose(1, ompi_ftmpi_output_handle,
-                        "%s survivor allreduce on %s %s: sent %" PRIu64 " partials, %" PRIu64 " results, %" PRIu64
-                        " holds; received %" PRIu64 " (dropped: %" PRIu64 " malformed, %" PRIu64 " from failed, %"
-                        PRIu64 " out of sequence, %" PRIu64 " overlapping); %zu sends pending; ULFM knows %d "
-                        "failed; %s",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, what, c.partials_sent, c.results_sent,
-                        c.holds_sent, c.received, c.malformed, c.from_failed, c.out_of_sequence, c.overlapping,
-                        s->send_count, s->failed_seen, state);
+                        "%s survivor allreduce on %s %s: sent %" PRIu64 " exchanges, %" PRIu64 " partials, %"
+                        PRIu64 " results, %" PRIu64 " holds; received %" PRIu64 " (dropped: %" PRIu64
+                        " malformed, %" PRIu64 " from failed, %" PRIu64 " out of sequence, %" PRIu64
+                        " overlapping, %" PRIu64 " late exchanges); %zu sends pending; ULFM knows %d failed; %s",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, what, c.exchanges_sent,
+                        c.partials_sent, c.results_sent, c.holds_sent, c.received, c.malformed, c.from_failed,
+                        c.out_of_sequence, c.overlapping, c.late_exchanges, s->send_count, s->failed_seen, state);
 }
 
 static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)

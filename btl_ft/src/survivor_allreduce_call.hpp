@@ -1,0 +1,54 @@
+// One call's state of the survivor allreduce (survivor_allreduce.hpp),
+// shared by its tree (survivor_allreduce.cpp) and its fast path
+// (survivor_allreduce_fast.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "btl_ft/allreduce_wire.hpp"
+#include "btl_ft/survivor_allreduce.hpp"
+
+namespace btl_ft {
+
+struct survivor_allreduce::call {
+    std::uint32_t sequence = 0;
+    // UP: what is combined so far, and the partial frozen from it.
+    std::vector<std::byte> value;
+    rank_ranges combined;
+    bool frozen = false;
+    std::vector<std::byte> partial_value;
+    rank_ranges partial_set;
+    rank_t partial_sent_to = no_rank;
+    // A HOLD that came before this process knew it was root.
+    std::optional<allreduce_wire::message> pending_hold;
+    // DOWN: the decision, and whom it went to under `result_root`.
+    bool decided = false;
+    std::vector<std::byte> result_value;
+    rank_ranges result_set;
+    rank_t decided_by = no_rank;
+    rank_t result_root = no_rank;
+    std::vector<rank_t> result_sent_to;  // sorted
+    rank_t hold_sent_to = no_rank;
+    // A root sends its decision to its successor (the next root) only, as
+    // PREPARE; the successor sends it down on the root's behalf.
+    rank_t prepared = no_rank;
+    rank_t delegated_by = no_rank;  // the root this process sends down for
+    // FAST: recursive doubling while nothing fails. `step` is the next
+    // step this process takes; exchanges wait by step until it does.
+    bool fast = false;
+    std::uint32_t step = 0;
+    bool step_sent = false;  // this process's message of `step` has gone
+    std::vector<std::optional<allreduce_wire::message>> exchanges;
+    std::vector<std::byte> own;  // its own value, for a fall back to the tree
+    // The call met a failure (one known after it began) or a message of
+    // the tree.
+    bool disturbed = false;
+    // Decided by the fast path, and not heard from the root's chain since:
+    // once the call is disturbed, such a result goes to the root (HOLD) and
+    // to nobody else (survivor_allreduce_fast.cpp says why).
+    bool fast_result = false;
+};
+
+}  // namespace btl_ft

@@ -1,0 +1,165 @@
+// The survivor allreduce's fast path (FAST in survivor_allreduce.hpp):
+// recursive doubling over the largest power of two p not above the size,
+// the ranks p..n-1 folded into ranks 0..n-p-1 first and handed the result
+// last. Steps: 0 the fold in, 1..m the doublings (at step s the partner is
+// the rank that differs in bit s-1), m+1 the fold out; m = log2 p.
+//
+// Why a process that returned from it reports to the root alone: a
+// process P that returned value V sends no partial, so while P lives in
+// the root's view the root cannot be covered and waits for P's HOLD, which
+// it adopts; and every process that holds V took it from the fast path or
+// from the root's chain. Had P sent V down itself, a process C could hold
+// V while a root that (rightly) declared P failed decides without it, from
+// a partial of C that reached it around P.
+#include <bit>
+
+#include "btl_ft/assert.hpp"
+#include "btl_ft/survivor_allreduce.hpp"
+#include "survivor_allreduce_call.hpp"
+
+namespace btl_ft {
+namespace {
+
+struct doubling {
+    rank_t power;          // the largest power of two not above the size
+    std::uint32_t rounds;  // its log2
+};
+
+doubling doubling_of(rank_t size) {
+    const rank_t power = std::bit_floor(size);
+    return {power, static_cast<std::uint32_t>(std::countr_zero(power))};
+}
+
+// Who sends `self` its message of `step`: no_rank if nobody does.
+rank_t exchange_sender(rank_t size, rank_t self, std::uint32_t step) {
+    const auto [power, rounds] = doubling_of(size);
+    if (self >= power) return step == rounds + 1 ? self - power : no_rank;
+    if (step == 0) return self + power < size ? self + power : no_rank;
+    if (step <= rounds) return self ^ (rank_t{1} << (step - 1));
+    return no_rank;
+}
+
+}  // namespace
+
+bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
+    return config_.fast_max_bytes > 0 && value_bytes <= config_.fast_max_bytes && config_.size >= 2 &&
+           config_.size <= config_.fast_max_size && failed_.empty();
+}
+
+void survivor_allreduce::start_fast(call& op) {
+    op.fast = true;
+    op.exchanges.resize(doubling_of(config_.size).rounds + 2);
+}
+
+void survivor_allreduce::progress_fast(call& op) {
+    const auto [power, rounds] = doubling_of(config_.size);
+    const rank_t self = config_.self;
+    if (self >= power) {  // folded into self - power, which hands it the result
+        if (!op.step_sent) {
+            send_exchange(op, 0, self - power);
+            op.step = rounds + 1;
+            op.step_sent = true;
+        }
+        if (op.exchanges[rounds + 1]) {
+            const allreduce_wire::message result = std::move(*op.exchanges[rounds + 1]);
+            finish_fast(op, result.value, result.contributors);
+        }
+        return;
+    }
+    if (op.step == 0) {
+        if (self + power < config_.size) {
+            if (!op.exchanges[0] || !combine_exchange(op, 0)) return;
+        }
+        op.step = 1;
+    }
+    while (op.step <= rounds) {
+        if (!op.step_sent) {
+            send_exchange(op, op.step, self ^ (rank_t{1} << (op.step - 1)));
+            op.step_sent = true;
+        }
+        if (!op.exchanges[op.step] || !combine_exchange(op, op.step)) return;
+        ++op.step;
+        op.step_sent = false;
+    }
+    if (self + power < config_.size) send_exchange(op, rounds + 1, self + power);
+    const std::vector<std::byte> value = op.value;
+    finish_fast(op, value, op.combined);
+}
+
+void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wire::message& message) {
+    const std::uint32_t step = message.root;
+    if (!op.fast) {
+        ++stats_.late_exchanges;
+        return;
+    }
+    if (step >= op.exchanges.size() || from != exchange_sender(config_.size, config_.self, step) ||
+        op.exchanges[step]) {
+        ++stats_.malformed;  // not a message this process expects of that sender
+        return;
+    }
+    op.exchanges[step] = message;
+}
+
+// False when the exchange overlaps what is combined (never, unless a peer
+// broke the protocol): the call then falls back to the tree.
+bool survivor_allreduce::combine_exchange(call& op, std::uint32_t step) {
+    const allreduce_wire::message& in = *op.exchanges[step];
+    if (op.combined.intersects(in.contributors)) {
+        ++stats_.overlapping;
+        fall_back(op);
+        return false;
+    }
+    operation_.combine(op.value, in.value);
+    op.combined.unite(in.contributors);
+    return true;
+}
+
+void survivor_allreduce::finish_fast(call& op, std::span<const std::byte> value, const rank_ranges& set) {
+    if (set.count() != config_.size) {  // a peer broke the protocol
+        fall_back(op);
+        return;
+    }
+    op.fast = false;
+    op.exchanges.clear();
+    adopt(op, value, set, allreduce_wire::fast_path_decider(config_.size), 0);
+    op.fast_result = true;
+    ++stats_.fast_done;
+}
+
+void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) {
+    allreduce_wire::encode(allreduce_wire::msg_type::exchange, op.sequence, step, 0, op.combined, op.value,
+                           scratch_);
+    transport_.send(to, scratch_);
+    ++stats_.exchanges_sent;
+}
+
+void survivor_allreduce::fall_back(call& op) {
+    op.fast = false;
+    op.exchanges.clear();
+    op.value = op.own;
+    op.combined = rank_ranges::of(config_.self);
+    ++stats_.fast_fallbacks;
+}
+
+// Whether progress_down has nothing more to do for a result of the fast
+// path: quiet until the call is disturbed, then a HOLD to each new root;
+// a root starts the chain itself.
+bool survivor_allreduce::report_fast_result(call& op) {
+    if (!op.fast_result) return false;
+    if (!op.disturbed) return true;
+    const rank_t current_root = root();
+    if (current_root == config_.self) {
+        op.fast_result = false;
+        return false;
+    }
+    if (op.hold_sent_to != current_root) {
+        allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0, op.decided_by, op.result_set,
+                               op.result_value, scratch_);
+        transport_.send(current_root, scratch_);
+        ++stats_.holds_sent;
+        op.hold_sent_to = current_root;
+    }
+    return true;
+}
+
+}  // namespace btl_ft
