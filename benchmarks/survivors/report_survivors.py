@@ -40,13 +40,16 @@ def _latency(records, table, fmt):
     for setup in _setups(records):
         mine = [r for r in records if _setup(r) == setup]
         for ranks in sorted({r["ranks"] for r in mine}):
-            configs = sorted({(PATH_ORDER.index(_path(r)), r.get("radix", 4)) for r in mine if r["ranks"] == ranks})
-            for path_index, radix in configs:
+            sized = [r for r in mine if r["ranks"] == ranks]
+            # by label: every radix from the size up is one flat tree
+            labels = sorted({_radix_label(r, ranks) for r in sized},
+                            key=lambda label: (PATH_ORDER.index(label.split(",")[0]),
+                                               min(r.get("radix", 4) for r in sized if _radix_label(r, ranks) == label)))
+            for label in labels:
                 for test in sorted({r["test"] for r in mine}, key=lambda t: int(t.split("_")[1][:-1])):
-                    runs = [r for r in mine if (r["ranks"], PATH_ORDER.index(_path(r)), r.get("radix", 4), r["test"])
-                            == (ranks, path_index, radix, test)]
+                    runs = [r for r in sized if (_radix_label(r, ranks), r["test"]) == (label, test)]
                     if runs:
-                        rows.append([setup, ranks, _radix_label(runs[0], ranks), test.split("_")[1],
+                        rows.append([setup, ranks, label, test.split("_")[1],
                                      fmt(common.median([r["mpi_us"] for r in runs]), 2),
                                      fmt(common.median([r["survivors_us"] for r in runs]), 2),
                                      fmt(common.median([r["ratio"] for r in runs]), 2), len(runs)])

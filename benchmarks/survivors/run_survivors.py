@@ -97,8 +97,8 @@ def configurations(radixes):
 
 
 def radixes(np):
-    """2, 4, 8, and the job's size: a flat tree."""
-    return sorted({2, 4, min(8, np), np})
+    """2, 4 and 8 where they are below the job's size, and its size: a flat tree."""
+    return sorted({radix for radix in (2, 4, 8) if radix < np} | {np})
 
 
 def chosen_radix(np):
