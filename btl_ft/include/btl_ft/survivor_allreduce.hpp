@@ -1,14 +1,14 @@
 // An allreduce that completes despite failures (seed 001), fed by the
 // detector: every process that returns holds the same value, reduced over a
 // contributor set that holds every process not known failed when the root
-// decided, each exactly once.
+// decided (every process, on the fast path), each exactly once.
 //
 // The tree is seed 001's k-nomial tree with its repairs: a process whose
 // parent failed sends to its nearest live ancestor (the grandparent, or
 // above), and a process adopts the children of a failed child. What the
 // seed finds with keep-alives and ACK timeouts comes here from on_failed(),
 // which the caller feeds with the detector's conclusions: no timer, no ACK,
-// two messages per process when nothing fails.
+// two messages per process when nothing fails (log2 n on the fast path).
 //
 //   UP    Each process combines its value with the partials of its live
 //         subtree. A partial carries its contributor set; one that meets
