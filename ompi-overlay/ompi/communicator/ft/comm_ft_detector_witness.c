@@ -114,13 +114,8 @@ static uint64_t own_pid_namespace(void)
     return 0 == stat("/proc/self/ns/pid", &info) ? (uint64_t) info.st_ino : 0;
 }
 
-/* The kernel's PF_EXITING (include/linux/sched.h), in /proc/<pid>/stat's
- * flags: the task has begun its exit and never runs user code again. */
-#define TASK_EXITING 0x00000004u
-
-/* Reads state, flags and start time from /proc/<pid>/stat; false when it
- * is gone. */
-static bool read_stat(uint64_t pid, char *state, unsigned *flags, uint64_t *start_time, bool *readable)
+/* Reads state and start time from /proc/<pid>/stat; false when it is gone. */
+static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *readable)
 {
     char path[64], text[1024], *field;
     ssize_t length;
@@ -142,9 +137,9 @@ static bool read_stat(uint64_t pid, char *state, unsigned *flags, uint64_t *star
     text[length] = '\0';
     /* the command name may hold spaces and parentheses: fields follow the last ')' */
     field = strrchr(text, ')');
-    if (NULL == field || 3 != sscanf(field + 1, " %c %*s %*s %*s %*s %*s %u %*s %*s %*s %*s %*s "
+    if (NULL == field || 2 != sscanf(field + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
                                                 "%*s %*s %*s %*s %*s %*s %*s %" SCNu64,
-                                     state, flags, start_time)) {
+                                     state, start_time)) {
         *readable = false;
         return false;
     }
@@ -154,12 +149,11 @@ static bool read_stat(uint64_t pid, char *state, unsigned *flags, uint64_t *star
 int ompi_comm_ft_witness_publish(bool watched)
 {
     process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
-    unsigned flags;
     bool readable;
     char state;
     int rc;
 
-    if (!read_stat(self.pid, &state, &flags, &self.start_time, &readable)) {
+    if (!read_stat(self.pid, &state, &self.start_time, &readable)) {
         return OMPI_SUCCESS; /* no /proc: nobody can witness for us */
     }
     self.marked = watched && create_marker();
@@ -252,22 +246,15 @@ void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const u
 static int state_of_process(const process_id_t *id, char *state)
 {
     uint64_t start_time;
-    unsigned flags;
     bool readable;
 
     if (NULL == id || 0 == id->pid) {
         return BTL_FT_STATE_UNKNOWN;
     }
-    if (!read_stat(id->pid, state, &flags, &start_time, &readable)) {
+    if (!read_stat(id->pid, state, &start_time, &readable)) {
         return readable ? BTL_FT_STATE_GONE : BTL_FT_STATE_UNKNOWN;
     }
-    /* An exiting process is gone already. A killed MPI process takes 2 to
-     * 6 ms to be torn down here, and when several die at once the watcher
-     * of the first judges the others then, not at the end of their own
-     * teardowns: of two node-mates killed together at 16 ranks, the second
-     * was still exiting in 2 of 6 runs when the first's end was seen. */
-    if (start_time != id->start_time || (flags & TASK_EXITING) || 'Z' == *state || 'X' == *state ||
-        'x' == *state) {
+    if (start_time != id->start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {
