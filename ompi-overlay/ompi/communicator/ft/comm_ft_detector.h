@@ -214,7 +214,7 @@ typedef struct ompi_comm_ft_driver_ops_t {
     void (*suspected)(uint32_t rank); /* this process observed it fail: fence it */
     void (*declared_dead_self)(uint32_t told_by, const char *reason);
     void (*close_call)(uint32_t emitter, int64_t silent_ns);
-    void (*report_counters)(const btl_ft_stats_t *stats);
+    void (*report_counters)(const btl_ft_stats_t *stats, uint64_t thread_progress_calls);
     /* a failure for ULFM, from opal_progress with no lock of ours held,
      * between pin() and unpin(): the union's numbering holds still */
     void (*tell_ulfm)(uint32_t rank);
@@ -421,7 +421,7 @@ void ompi_comm_ft_conclusions_failed(uint32_t rank, int kind);
 void ompi_comm_ft_conclusions_suspected(uint32_t rank);
 void ompi_comm_ft_conclusions_declared_dead_self(uint32_t told_by, const char *reason);
 void ompi_comm_ft_conclusions_close_call(uint32_t emitter, int64_t silent_ns);
-void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats);
+void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats, uint64_t thread_progress_calls);
 void ompi_comm_ft_conclusions_tell_ulfm(uint32_t rank);
 
 /* comm_ft_detector_witness.c: this node's processes as /proc sees them.

@@ -86,19 +86,20 @@ void ompi_comm_ft_conclusions_close_call(uint32_t emitter, int64_t silent_ns)
 }
 
 /* At finalize: silent when nothing came close, so a healthy job prints nothing. */
-void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats)
+void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats, uint64_t thread_progress_calls)
 {
-    /* one line per process, read by benchmarks (propagate, two_levels) */
+    /* one line per process, read by benchmarks (propagate, two_levels) and
+     * tests (thread_progress) */
     opal_output_verbose(state.counters ? 0 : 10, ompi_ftmpi_output_handle,
                         "btl_ft: heartbeats sent %" PRIu64 " missed %" PRIu64 " suspicions %" PRIu64
                         " notices started %" PRIu64 " sent %" PRIu64 " received %" PRIu64
                         " malformed %" PRIu64 " newobserver %" PRIu64 " confirmations %" PRIu64
-                        " witnesses asked %" PRIu64 " answered %" PRIu64,
+                        " witnesses asked %" PRIu64 " answered %" PRIu64 " thread progress calls %" PRIu64,
                         stats->heartbeats_sent, stats->heartbeats_missed, stats->suspicions,
                         stats->notices_started, stats->notice_messages_sent, stats->notices_received,
                         stats->malformed_dropped, stats->new_observer_sent,
                         stats->confirmations, stats->witness_queries,
-                        stats->witness_answers);
+                        stats->witness_answers, thread_progress_calls);
     if (0 == stats->close_calls && 0 == stats->confirmed_alive && 0 == stats->late_wakeups
         && 0 == stats->quorum_holds && 0 == stats->witnessed_running) {
         return;
