@@ -372,9 +372,16 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
 }
 
 /* After a call returned: forward a result to processes a later failure
- * orphaned, report it to a new root, answer late partials. */
+ * orphaned, report it to a new root, answer late partials. Each of these
+ * follows a failure this process learns too (the detector tells every
+ * process), so while it knows of none the call's own drain is enough:
+ * stepping here costs an improbe and a nested opal_progress, in every
+ * MPI call of the application (every 8th opal_progress). */
 static int survivors_progress(void)
 {
+    if (0 == ompi_group_size(ompi_group_all_failed_procs)) {
+        return 0;
+    }
     for (survivors_comm_t *s = survivors_all; s != NULL; s = s->next) {
         if (!s->busy) {
             s->busy = true;
@@ -458,7 +465,10 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
     s->op = op;
     s->datatype = datatype;
     s->count = count;
-    survivors_step(s);
+    /* failures first, but no progress before the first send: on an
+     * oversubscribed node a progress that finds nothing yields the CPU,
+     * and the peers waiting for this process's message wait with it */
+    survivors_feed_failures(s);
     if (0 != btl_ft_survivors_begin(s->machine, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes)) {
         s->busy = false;
         return MPI_ERR_INTERN;
