@@ -14,7 +14,9 @@ across nodes, a rank that came up without btl/ofi over libfabric's shm,
 the survivor allreduce on a revoked communicator, after an interrupted
 MPI_Allreduce, and with failures during its calls, two of 5 emulated nodes
 killed at once (mpirun ended the job on a connection reset to a lost
-daemon: patch 0055), and a row of hung processes across nodes)
+daemon: patch 0055), a row of hung processes across nodes, and a crash
+under a 0.5 ms heartbeat over btl/uct, with the detector thread kept out of
+opal_progress while the application waits in MPI)
 R times each through ctest (the respawn idiom's cases 5 R times: it must
 work every time, and R is 10 in `make bench`),
 round-robin so that drift of the shared machine spreads over all of them,
@@ -35,7 +37,7 @@ TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_k
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
                    r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child|self|self_two_spawners|self_at_once)_np4|victim_death_np4|"
                    r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|(fast_)?during_(crash|hang)_np8)|"
-                   r"sm_dead_writer|connect_failure_np4)$"
+                   r"sm_dead_writer|connect_failure_np4|uct_crash_fast_heartbeat_np4|thread_progress)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes|spawn_self_(two_spawners_|at_once_)?2nodes|"
                    r"(two_levels_)?two_nodes_killed_5nodes|two_levels_hung_row_.*_3nodes)$")
 # quick: one test of each family, once

@@ -117,7 +117,11 @@ def section(table, fmt):
     skipped = [r["skipped"] for r in records if "skipped" in r]
     measured = sorted({r["commit"] or "?" for r in records})
     return ("Failure-free: MPI_Allreduce against MPIX_Comm_allreduce_survivors, doubles, MPI_SUM, "
-            "batches interleaved in each run, the ratio of the medians taken within a run.\n\n"
+            "batches interleaved in each run, the ratio of the medians taken within a run. Until "
+            "74e26e7 (2026-11-29) a process that had run the survivor allreduce stepped it in every 8th "
+            "opal_progress call, which slowed MPI_Allreduce itself on this oversubscribed host "
+            "(8 B at 4 ranks: 9.6 µs, 6.0 without), so the ratios measured before it were too low; "
+            "rows of an earlier commit than 74e26e7 are from then.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
             + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default on this "
