@@ -82,8 +82,8 @@ void survivor_allreduce::progress_fast(call& op) {
         op.step_sent = false;
     }
     if (self + power < config_.size) send_exchange(op, rounds + 1, self + power);
-    const std::vector<std::byte> value = op.value;
-    finish_fast(op, value, op.combined);
+    // op's own value and set: finish_fast reads them before it changes op
+    finish_fast(op, op.value, op.combined);
 }
 
 void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wire::message& message) {
