@@ -120,7 +120,8 @@ def section(table, fmt):
             "batches interleaved in each run, the ratio of the medians taken within a run. Until "
             "74e26e7 (2026-11-29) a process that had run the survivor allreduce stepped it in every 8th "
             "opal_progress call, which slowed MPI_Allreduce itself on this oversubscribed host "
-            "(8 B at 4 ranks: 9.6 µs, 6.0 without), so the ratios measured before it were too low; "
+            "(8 B at 4 ranks: 9.6 to 11.3 µs, 6.1 to 8.8 without, over the configurations), so the "
+            "ratios measured before it were too low; "
             "rows of an earlier commit than 74e26e7 are from then.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
