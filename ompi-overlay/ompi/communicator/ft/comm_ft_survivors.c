@@ -50,9 +50,12 @@ static double survivors_latency_ratio = BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO;
 /* -1: the default's (fast_path_bytes) */
 static long survivors_fast_max_bytes = -1;
 
+/* A send's copy of its message, kept for the next send once it is done:
+ * most calls send a few messages of the same length. */
 typedef struct survivors_send {
     ompi_request_t *request;
     void *bytes;
+    size_t capacity;
 } survivors_send_t;
 
 typedef struct survivors_comm {
@@ -65,8 +68,10 @@ typedef struct survivors_comm {
     int count;
     int failed_seen;  /* size of ULFM's failed group when last read */
     bool busy;        /* being driven: the progress callback keeps off */
+    /* sends[0, send_count) are under way; the rest of send_slots are
+     * buffers free for the next sends */
     survivors_send_t *sends;
-    size_t send_count, send_capacity;
+    size_t send_count, send_slots;
     void *inbox;
     size_t inbox_capacity;
 } survivors_comm_t;
@@ -155,32 +160,45 @@ static survivors_comm_t *survivors_all = NULL;
 
 static int survivors_progress(void);
 
+/* The slot of the next send, with room for `length` bytes; NULL when
+ * memory runs out. */
+static survivors_send_t *survivors_free_slot(survivors_comm_t *s, size_t length)
+{
+    survivors_send_t *slot;
+    if (s->send_count == s->send_slots) {
+        size_t slots = s->send_slots ? 2 * s->send_slots : 8;
+        survivors_send_t *grown = realloc(s->sends, slots * sizeof(*grown));
+        if (NULL == grown) {
+            return NULL;
+        }
+        memset(grown + s->send_slots, 0, (slots - s->send_slots) * sizeof(*grown));
+        s->sends = grown;
+        s->send_slots = slots;
+    }
+    slot = &s->sends[s->send_count];
+    if (slot->capacity < length) {
+        void *bytes = realloc(slot->bytes, length);
+        if (NULL == bytes) {
+            return NULL;
+        }
+        slot->bytes = bytes;
+        slot->capacity = length;
+    }
+    return slot;
+}
+
 static void survivors_send_cb(void *context, uint32_t peer, const void *bytes, size_t length)
 {
     survivors_comm_t *s = (survivors_comm_t *) context;
-    survivors_send_t *slot;
-    void *copy = malloc(length);
-    if (NULL == copy) {
+    survivors_send_t *slot = survivors_free_slot(s, length);
+    if (NULL == slot) {
         return; /* a lost message: the transport contract allows it */
     }
-    memcpy(copy, bytes, length);
-    if (s->send_count == s->send_capacity) {
-        size_t capacity = s->send_capacity ? 2 * s->send_capacity : 8;
-        survivors_send_t *grown = realloc(s->sends, capacity * sizeof(*grown));
-        if (NULL == grown) {
-            free(copy);
-            return;
-        }
-        s->sends = grown;
-        s->send_capacity = capacity;
-    }
-    slot = &s->sends[s->send_count];
-    if (OMPI_SUCCESS != MCA_PML_CALL(isend(copy, length, MPI_BYTE, (int) peer, MCA_COLL_BASE_TAG_SURVIVORS,
+    memcpy(slot->bytes, bytes, length);
+    if (OMPI_SUCCESS != MCA_PML_CALL(isend(slot->bytes, length, MPI_BYTE, (int) peer, MCA_COLL_BASE_TAG_SURVIVORS,
                                            MCA_PML_BASE_SEND_STANDARD, s->comm, &slot->request))) {
-        free(copy);
         return;
     }
-    slot->bytes = copy;
     s->send_count++;
 }
 
@@ -200,11 +218,12 @@ static void survivors_reap(survivors_comm_t *s)
 {
     size_t kept = 0;
     for (size_t i = 0; i < s->send_count; ++i) {
-        if (REQUEST_COMPLETE(s->sends[i].request)) {
-            ompi_request_free(&s->sends[i].request);
-            free(s->sends[i].bytes);
-        } else {
-            s->sends[kept++] = s->sends[i];
+        survivors_send_t slot = s->sends[i];
+        if (REQUEST_COMPLETE(slot.request)) {
+            ompi_request_free(&slot.request);
+        } else { /* under way: before the done ones, whose buffers go free */
+            s->sends[i] = s->sends[kept];
+            s->sends[kept++] = slot;
         }
     }
     s->send_count = kept;
@@ -237,8 +256,13 @@ static void survivors_feed_failures(survivors_comm_t *s)
 }
 
 /* Hands every message waiting under the tag to the machine. The last,
- * unmatched, probe runs opal_progress once: the progress of a turn. */
-static void survivors_drain(survivors_comm_t *s)
+ * unmatched, probe runs opal_progress once: the progress of a turn. In a
+ * call, it stops at the message that ends the call, without that probe:
+ * on an oversubscribed node a progress that finds nothing yields the CPU,
+ * and the call would pay a yield it does not need, as MPI_Allreduce does
+ * not (it progresses only while it waits). Messages left wait for the
+ * next call. */
+static void survivors_drain(survivors_comm_t *s, bool in_call)
 {
     for (;;) {
         int matched = 0;
@@ -265,13 +289,16 @@ static void survivors_drain(survivors_comm_t *s)
             continue;
         }
         btl_ft_survivors_message(s->machine, (uint32_t) status.MPI_SOURCE, s->inbox, status._ucount);
+        if (in_call && BTL_FT_SURVIVORS_RUNNING != btl_ft_survivors_status(s->machine)) {
+            return;
+        }
     }
 }
 
-static void survivors_step(survivors_comm_t *s)
+static void survivors_step(survivors_comm_t *s, bool in_call)
 {
     survivors_feed_failures(s);
-    survivors_drain(s);
+    survivors_drain(s, in_call);
     survivors_reap(s);
 }
 
@@ -293,6 +320,9 @@ static int survivors_delete_attr(MPI_Comm comm, int keyval, void *attribute, voi
      * released, its bytes left to it rather than freed under the PML. */
     for (size_t i = 0; i < s->send_count; ++i) {
         ompi_request_free(&s->sends[i].request);
+    }
+    for (size_t i = s->send_count; i < s->send_slots; ++i) {
+        free(s->sends[i].bytes);
     }
     btl_ft_survivors_destroy(s->machine);
     free(s->sends);
@@ -385,7 +415,7 @@ static int survivors_progress(void)
     for (survivors_comm_t *s = survivors_all; s != NULL; s = s->next) {
         if (!s->busy) {
             s->busy = true;
-            survivors_step(s);
+            survivors_step(s, false);
             s->busy = false;
         }
     }
@@ -415,9 +445,17 @@ static void survivors_report(survivors_comm_t *s, const char *what)
 static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)
 {
     size_t ranges = btl_ft_survivors_contributors(s->machine, NULL, 0);
-    uint32_t *pairs = malloc(sizeof(*pairs) * 2 * (ranges ? ranges : 1));
-    int *ranks = malloc(sizeof(*ranks) * (size_t) ompi_comm_size(s->comm));
-    int count = 0, rc;
+    uint32_t *pairs, whole[2];
+    int *ranks, count = 0, rc;
+    if (1 == ranges) { /* every rank, as when nothing failed: the
+                        * communicator's group, as MPI_Comm_group gives it */
+        btl_ft_survivors_contributors(s->machine, whole, 1);
+        if (0 == whole[0] && (uint32_t) ompi_comm_size(s->comm) == whole[1]) {
+            return OMPI_SUCCESS == ompi_comm_group(s->comm, contributors) ? MPI_SUCCESS : MPI_ERR_INTERN;
+        }
+    }
+    pairs = malloc(sizeof(*pairs) * 2 * (ranges ? ranges : 1));
+    ranks = malloc(sizeof(*ranks) * (size_t) ompi_comm_size(s->comm));
     if (NULL == pairs || NULL == ranks) {
         free(pairs);
         free(ranks);
@@ -473,15 +511,13 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
         s->busy = false;
         return MPI_ERR_INTERN;
     }
-    for (uint64_t spins = 1;; ++spins) {
-        survivors_step(s);
-        status = btl_ft_survivors_status(s->machine);
-        if (BTL_FT_SURVIVORS_RUNNING != status) {
-            break;
-        }
+    status = btl_ft_survivors_status(s->machine);
+    for (uint64_t spins = 1; BTL_FT_SURVIVORS_RUNNING == status; ++spins) {
         if (0 == (spins & ((UINT64_C(1) << 18) - 1))) {
             survivors_report(s, "still waits");
         }
+        survivors_step(s, true);
+        status = btl_ft_survivors_status(s->machine);
     }
     s->busy = false;
     if (BTL_FT_SURVIVORS_DONE != status) {
