@@ -25,8 +25,7 @@ void read_ranges(wire::codec::reader& in, rank_t size, rank_ranges& out) {
     if (!in.ok()) return;
     if (count > size) return in.fail(status::rank_out_of_range);
     if (count > in.left() / 2) return in.fail(status::truncated);
-    std::vector<rank_range> ranges;
-    ranges.reserve(count);
+    out.clear();
     std::uint64_t end = 0;
     for (std::uint32_t i = 0; i < count && in.ok(); ++i) {
         const std::uint32_t gap = in.varint();
@@ -36,9 +35,8 @@ void read_ranges(wire::codec::reader& in, rank_t size, rank_ranges& out) {
         const std::uint64_t begin = end + gap;
         end = begin + length;
         if (end > size) return in.fail(status::rank_out_of_range);
-        ranges.push_back({static_cast<rank_t>(begin), static_cast<rank_t>(end)});
+        out.push_back({static_cast<rank_t>(begin), static_cast<rank_t>(end)});
     }
-    out = rank_ranges(std::move(ranges));
 }
 
 void read_value(wire::codec::reader& in, std::size_t max_value_bytes, std::vector<std::byte>& out) {

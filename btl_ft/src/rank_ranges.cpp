@@ -56,21 +56,36 @@ bool rank_ranges::intersects(const rank_ranges& other) const {
     return false;
 }
 
+void rank_ranges::push_back(rank_range range) {
+    BTL_FT_ASSERT(range.begin < range.end && (ranges_.empty() || range.begin > ranges_.back().end),
+                  "rank range appended out of order, empty or adjacent");
+    ranges_.push_back(range);
+}
+
+// Merges from the back into this set's own storage, then joins what
+// touches: no allocation unless the set outgrows its capacity.
 void rank_ranges::unite(const rank_ranges& other) {
-    std::vector<rank_range> all;
-    all.reserve(ranges_.size() + other.ranges_.size());
-    std::merge(ranges_.begin(), ranges_.end(), other.ranges_.begin(), other.ranges_.end(), std::back_inserter(all),
-               [](const rank_range& x, const rank_range& y) { return x.begin < y.begin; });
-    std::vector<rank_range> merged;
-    merged.reserve(all.size());
-    for (const rank_range& range : all) {
-        if (!merged.empty() && range.begin <= merged.back().end) {
-            merged.back().end = std::max(merged.back().end, range.end);
+    if (&other == this || other.ranges_.empty()) return;
+    std::size_t mine = ranges_.size();
+    std::size_t theirs = other.ranges_.size();
+    ranges_.resize(mine + theirs);
+    for (std::size_t to = mine + theirs; theirs > 0;) {  // the rest of mine is in place
+        --to;
+        if (mine > 0 && ranges_[mine - 1].begin > other.ranges_[theirs - 1].begin) {
+            ranges_[to] = ranges_[--mine];
         } else {
-            merged.push_back(range);
+            ranges_[to] = other.ranges_[--theirs];
         }
     }
-    ranges_ = std::move(merged);
+    std::size_t kept = 1;
+    for (std::size_t i = 1; i < ranges_.size(); ++i) {
+        if (ranges_[i].begin <= ranges_[kept - 1].end) {
+            ranges_[kept - 1].end = std::max(ranges_[kept - 1].end, ranges_[i].end);
+        } else {
+            ranges_[kept++] = ranges_[i];
+        }
+    }
+    ranges_.resize(kept);
 }
 
 bool rank_ranges::covers(rank_t begin, rank_t end, const dead_set& failed) const {

@@ -45,17 +45,27 @@ void survivor_allreduce::begin(std::span<const std::byte> value) {
     BTL_FT_ASSERT(value.size() <= config_.max_value_bytes, "allreduce value longer than the configured maximum");
     BTL_FT_ASSERT(status() != allreduce_status::running, "allreduce begun before the previous call ended");
     const std::uint32_t sequence = current_ ? current_->sequence + 1 : 1;
+    std::unique_ptr<call> next = std::move(previous_);  // the call before the last, renewed
     previous_ = std::move(current_);
-    current_ = std::make_unique<call>();
-    current_->sequence = sequence;
+    if (!next) next = std::make_unique<call>();
+    next->renew(sequence);
+    current_ = std::move(next);
     current_->value.assign(value.begin(), value.end());
-    current_->own = current_->value;
-    current_->combined = rank_ranges::of(config_.self);
+    current_->own.assign(value.begin(), value.end());
+    current_->combined.assign_one(config_.self);
     if (fast_eligible(value.size())) start_fast(*current_);
-    std::vector<std::pair<rank_t, std::vector<std::byte>>> early;
-    early.swap(early_);
-    for (const auto& [from, bytes] : early) deliver(from, bytes);
+    deliver_early();
     progress(*current_);
+}
+
+// The messages that came for this call before it began, in their order.
+// None can join them meanwhile (they would be for the call after this one).
+void survivor_allreduce::deliver_early() {
+    const std::size_t count = early_count_;
+    for (std::size_t i = 0; i < count; ++i) deliver(early_[i].from, early_[i].bytes);
+    std::rotate(early_.begin(), early_.begin() + static_cast<std::ptrdiff_t>(count),
+                early_.begin() + static_cast<std::ptrdiff_t>(early_count_));
+    early_count_ -= count;
 }
 
 void survivor_allreduce::on_message(rank_t from, std::span<const std::byte> bytes) {
@@ -64,7 +74,7 @@ void survivor_allreduce::on_message(rank_t from, std::span<const std::byte> byte
 }
 
 void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) {
-    allreduce_wire::message message;
+    allreduce_wire::message& message = incoming_;
     if (from >= config_.size ||
         allreduce_wire::decode(bytes, {config_.size, config_.max_value_bytes}, message) != wire::status::ok) {
         ++stats_.malformed;
@@ -88,8 +98,11 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
         }
         handle(*op, from, message);
         progress(*op);
-    } else if (message.sequence == current + 1 && early_.size() < 4 * std::size_t{config_.size}) {
-        early_.emplace_back(from, std::vector<std::byte>(bytes.begin(), bytes.end()));
+    } else if (message.sequence == current + 1 && early_count_ < 4 * std::size_t{config_.size}) {
+        if (early_count_ == early_.size()) early_.emplace_back();
+        early_[early_count_].from = from;
+        early_[early_count_].bytes.assign(bytes.begin(), bytes.end());
+        ++early_count_;
     } else {
         ++stats_.out_of_sequence;
     }
@@ -224,10 +237,11 @@ void survivor_allreduce::progress_down(call& op) {
         op.hold_sent_to = current_root;
     }
     if (op.result_root == config_.self && prepare(op)) return;
-    std::vector<rank_t> children;
+    std::vector<rank_t>& children = walk_.down;
     live_children(config_.self, children);
     if (op.delegated_by != no_rank && op.delegated_by == op.result_root && !failed_.contains(op.delegated_by)) {
-        std::vector<rank_t> its_children;
+        std::vector<rank_t>& its_children = walk_.delegated;
+        its_children.clear();
         expand(0, its_children, op.delegated_by);
         for (const rank_t child : its_children) {
             if (child != config_.self) children.push_back(child);
@@ -290,7 +304,7 @@ void survivor_allreduce::live_children(rank_t rank, std::vector<rank_t>& out) co
         expand(0, out, rank);  // everyone below the failed ranks under 0, and this one's own subtree
         return;
     }
-    std::vector<rank_t> children;
+    std::vector<rank_t>& children = walk_.tree_children;
     tree_.children(rank, children);
     for (const rank_t child : children) expand(child, out, no_rank);
 }
@@ -298,8 +312,9 @@ void survivor_allreduce::live_children(rank_t rank, std::vector<rank_t>& out) co
 // A live rank stands for itself; a failed one (or `root`, standing in for
 // rank 0) for the live ranks below it.
 void survivor_allreduce::expand(rank_t rank, std::vector<rank_t>& out, rank_t root) const {
-    std::vector<rank_t> pending{rank};
-    std::vector<rank_t> children;
+    std::vector<rank_t>& pending = walk_.pending;
+    std::vector<rank_t>& children = walk_.children;
+    pending.assign(1, rank);
     while (!pending.empty()) {
         const rank_t next = pending.back();
         pending.pop_back();
@@ -413,7 +428,7 @@ std::string survivor_allreduce::describe() const {
     out += ", failed ";
     append_ranks(out, failed_.ranks());
     out += ", ";
-    out += std::to_string(early_.size());
+    out += std::to_string(early_count_);
     out += " early";
     if (current_) {
         out += "; ";

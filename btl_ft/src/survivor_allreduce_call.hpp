@@ -40,7 +40,8 @@ struct survivor_allreduce::call {
     bool fast = false;
     std::uint32_t step = 0;
     bool step_sent = false;  // this process's message of `step` has gone
-    std::vector<std::optional<allreduce_wire::message>> exchanges;
+    std::vector<allreduce_wire::message> exchanges;
+    std::vector<bool> exchange_held;  // by step: exchanges[step] has come
     std::vector<std::byte> own;  // its own value, for a fall back to the tree
     // The call met a failure (one known after it began) or a message of
     // the tree.
@@ -49,6 +50,33 @@ struct survivor_allreduce::call {
     // once the call is disturbed, such a result goes to the root (HOLD) and
     // to nobody else (survivor_allreduce_fast.cpp says why).
     bool fast_result = false;
+
+    // Every field back to its default, for the call `next_sequence`; the
+    // buffers keep their capacity, so that calls in a row allocate nothing
+    // once the first have run. A field left out of the list is renewed all
+    // the same, only without its capacity.
+    void renew(std::uint32_t next_sequence) {
+        call fresh;
+        fresh.sequence = next_sequence;
+        reuse(fresh.value, value);
+        reuse(fresh.combined, combined);
+        reuse(fresh.partial_value, partial_value);
+        reuse(fresh.partial_set, partial_set);
+        reuse(fresh.result_value, result_value);
+        reuse(fresh.result_set, result_set);
+        reuse(fresh.result_sent_to, result_sent_to);
+        fresh.exchanges = std::move(exchanges);  // kept whole; exchange_held says none has come
+        reuse(fresh.exchange_held, exchange_held);
+        reuse(fresh.own, own);
+        *this = std::move(fresh);
+    }
+
+private:
+    template <typename Buffer>
+    static void reuse(Buffer& into, Buffer& from) {
+        into = std::move(from);
+        into.clear();
+    }
 };
 
 }  // namespace btl_ft

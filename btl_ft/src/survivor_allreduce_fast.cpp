@@ -48,7 +48,9 @@ bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
 
 void survivor_allreduce::start_fast(call& op) {
     op.fast = true;
-    op.exchanges.resize(doubling_of(config_.size).rounds + 2);
+    const std::size_t steps = doubling_of(config_.size).rounds + 2;
+    if (op.exchanges.size() < steps) op.exchanges.resize(steps);
+    op.exchange_held.assign(steps, false);
 }
 
 void survivor_allreduce::progress_fast(call& op) {
@@ -60,15 +62,15 @@ void survivor_allreduce::progress_fast(call& op) {
             op.step = rounds + 1;
             op.step_sent = true;
         }
-        if (op.exchanges[rounds + 1]) {
-            const allreduce_wire::message result = std::move(*op.exchanges[rounds + 1]);
+        if (op.exchange_held[rounds + 1]) {
+            const allreduce_wire::message& result = op.exchanges[rounds + 1];
             finish_fast(op, result.value, result.contributors);
         }
         return;
     }
     if (op.step == 0) {
         if (self + power < config_.size) {
-            if (!op.exchanges[0] || !combine_exchange(op, 0)) return;
+            if (!op.exchange_held[0] || !combine_exchange(op, 0)) return;
         }
         op.step = 1;
     }
@@ -77,7 +79,7 @@ void survivor_allreduce::progress_fast(call& op) {
             send_exchange(op, op.step, self ^ (rank_t{1} << (op.step - 1)));
             op.step_sent = true;
         }
-        if (!op.exchanges[op.step] || !combine_exchange(op, op.step)) return;
+        if (!op.exchange_held[op.step] || !combine_exchange(op, op.step)) return;
         ++op.step;
         op.step_sent = false;
     }
@@ -92,18 +94,19 @@ void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wi
         ++stats_.late_exchanges;
         return;
     }
-    if (step >= op.exchanges.size() || from != exchange_sender(config_.size, config_.self, step) ||
-        op.exchanges[step]) {
+    if (step >= op.exchange_held.size() || from != exchange_sender(config_.size, config_.self, step) ||
+        op.exchange_held[step]) {
         ++stats_.malformed;  // not a message this process expects of that sender
         return;
     }
-    op.exchanges[step] = message;
+    op.exchanges[step] = message;  // into the slot's storage
+    op.exchange_held[step] = true;
 }
 
 // False when the exchange overlaps what is combined (never, unless a peer
 // broke the protocol): the call then falls back to the tree.
 bool survivor_allreduce::combine_exchange(call& op, std::uint32_t step) {
-    const allreduce_wire::message& in = *op.exchanges[step];
+    const allreduce_wire::message& in = op.exchanges[step];
     if (op.combined.intersects(in.contributors)) {
         ++stats_.overlapping;
         fall_back(op);
@@ -120,7 +123,7 @@ void survivor_allreduce::finish_fast(call& op, std::span<const std::byte> value,
         return;
     }
     op.fast = false;
-    op.exchanges.clear();
+    op.exchange_held.clear();  // the slots keep their storage
     adopt(op, value, set, allreduce_wire::fast_path_decider(config_.size), 0);
     op.fast_result = true;
     ++stats_.fast_done;
@@ -135,9 +138,9 @@ void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) 
 
 void survivor_allreduce::fall_back(call& op) {
     op.fast = false;
-    op.exchanges.clear();
+    op.exchange_held.clear();  // the slots keep their storage
     op.value = op.own;
-    op.combined = rank_ranges::of(config_.self);
+    op.combined.assign_one(config_.self);
     ++stats_.fast_fallbacks;
 }
 

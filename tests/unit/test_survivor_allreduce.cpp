@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 
 #include "allreduce_world.hpp"
 #include "btl_ft/allreduce_wire.hpp"
@@ -28,6 +29,36 @@ TEST(RankRanges, UniteMergesTouchingRanges) {
     EXPECT_TRUE(set.contains(6));
     EXPECT_FALSE(set.contains(7));
     EXPECT_FALSE(set.contains(8));
+}
+
+// unite merges in place: against the union of the ranks, for random
+// sets of up to 40 ranks, as bitmaps.
+TEST(RankRanges, UniteIsTheUnionOfTheRanks) {
+    std::mt19937 random(7);
+    const auto set_of = [](std::uint64_t bits) {
+        rank_ranges set;
+        for (rank_t rank = 0; rank < 40;) {
+            if (!(bits >> rank & 1)) {
+                ++rank;
+                continue;
+            }
+            const rank_t begin = rank;
+            while (rank < 40 && (bits >> rank & 1)) ++rank;
+            set.push_back({begin, rank});
+        }
+        return set;
+    };
+    for (int run = 0; run < 20000; ++run) {
+        const std::uint64_t a = random() & random(), b = random() & random() & (std::uint64_t{random()} << 8);
+        rank_ranges set = set_of(a);
+        set.unite(set_of(b));
+        ASSERT_EQ(set, set_of(a | b)) << std::hex << a << " | " << b;
+    }
+    rank_ranges self = set_of(0b1101);
+    self.unite(self);
+    EXPECT_EQ(self, set_of(0b1101));
+    self.assign_one(3);
+    EXPECT_EQ(self, rank_ranges::of(3));
 }
 
 TEST(RankRanges, IncludesAndIntersects) {

@@ -30,6 +30,14 @@ public:
     explicit rank_ranges(std::vector<rank_range> ranges);
     static rank_ranges of(rank_t rank) { return rank_ranges({{rank, rank + 1}}); }
 
+    // In place, keeping the storage: a call's sets are reused call after
+    // call, and allocate only while they grow.
+    void clear() { ranges_.clear(); }
+    void assign_one(rank_t rank) { ranges_.assign(1, {rank, rank + 1}); }
+    // Appends a range above every one of the set and not adjacent to the
+    // last (asserted): how a decoder fills a set it checked.
+    void push_back(rank_range range);
+
     bool empty() const { return ranges_.empty(); }
     rank_t count() const;  // ranks in the set
     bool contains(rank_t rank) const;

@@ -171,6 +171,7 @@ public:
 
 private:
     void deliver(rank_t from, std::span<const std::byte> bytes);
+    void deliver_early();
     void progress(call& op);
     void progress_up(call& op);
     void progress_down(call& op);
@@ -206,7 +207,23 @@ private:
     bool self_failed_ = false;
     std::unique_ptr<call> current_;
     std::unique_ptr<call> previous_;
-    std::vector<std::pair<rank_t, std::vector<std::byte>>> early_;  // for the next call
+    // Messages for the next call: early_[0, early_count_), the slots
+    // beyond kept with their storage.
+    struct early_message {
+        rank_t from = no_rank;
+        std::vector<std::byte> bytes;
+    };
+    std::vector<early_message> early_;
+    std::size_t early_count_ = 0;
+    allreduce_wire::message incoming_;  // the message being handled, decoded
+    // What the walks of the tree fill, kept so that they allocate only
+    // while they grow; one buffer per walk that may run inside another.
+    struct walk_buffers {
+        std::vector<rank_t> down, delegated;  // progress_down's receivers
+        std::vector<rank_t> tree_children;    // live_children's
+        std::vector<rank_t> pending, children;  // expand's
+    };
+    mutable walk_buffers walk_;
     std::vector<std::byte> scratch_;
     allreduce_stats stats_;
 };
