@@ -73,15 +73,23 @@ time_ns allreduce_latency(rank_t size, std::uint32_t radix, const logp_cost& cos
     return last;
 }
 
-time_ns allreduce_fast_latency(rank_t size, const logp_cost& cost) {
-    BTL_FT_ASSERT(size > 0, "a latency asked for no process");
+std::uint32_t allreduce_fast_rounds(rank_t size) {
+    BTL_FT_ASSERT(size > 0, "rounds asked for no process");
     const rank_t power = std::bit_floor(size);
-    const time_ns rounds = std::countr_zero(power) + (power == size ? 0 : 2);
-    return rounds * (cost.latency + 2 * cost.overhead);
+    return static_cast<std::uint32_t>(std::countr_zero(power)) + (power == size ? 0 : 2);
+}
+
+time_ns allreduce_fast_latency(rank_t size, const logp_cost& cost) {
+    return allreduce_fast_rounds(size) * (cost.latency + 2 * cost.overhead);
 }
 
 bool allreduce_fast_path_pays(rank_t size, std::uint32_t radix, const logp_cost& cost) {
     return size >= 2 && allreduce_fast_latency(size, cost) < allreduce_latency(size, radix, cost);
+}
+
+bool allreduce_fast_path_pays_yielding(rank_t size) {
+    constexpr std::uint32_t flat_tree_steps = 3;
+    return size >= 2 && allreduce_fast_rounds(size) < flat_tree_steps;
 }
 
 std::uint32_t allreduce_best_radix(rank_t size, const logp_cost& cost) {

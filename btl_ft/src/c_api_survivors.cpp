@@ -78,6 +78,10 @@ int btl_ft_survivors_fast_path_pays(uint32_t size, uint32_t radix, double latenc
     return btl_ft::allreduce_fast_path_pays(size, radix, cost_of(latency_ratio)) ? 1 : 0;
 }
 
+int btl_ft_survivors_fast_path_pays_yielding(uint32_t size) {
+    return size <= BTL_FT_SURVIVORS_FAST_MAX_SIZE && btl_ft::allreduce_fast_path_pays_yielding(size) ? 1 : 0;
+}
+
 btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix, size_t fast_max_bytes,
                                             const btl_ft_survivors_callbacks_t* callbacks) {
     if (callbacks == nullptr || callbacks->send == nullptr || callbacks->combine == nullptr || size == 0 ||

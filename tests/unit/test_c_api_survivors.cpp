@@ -88,6 +88,15 @@ TEST(CApiSurvivors, TheFastPathPaysWhereTheModelSaysSo) {
     EXPECT_EQ(btl_ft_survivors_fast_path_pays(8, 1, 1.0), 0);  // no such radix
 }
 
+// Where processes yield: in fewer rounds than the flat tree's three steps.
+TEST(CApiSurvivors, WhereProcessesYieldTheFastPathPaysAtTwoAndFour) {
+    std::vector<std::uint32_t> pays;
+    for (std::uint32_t size = 0; size <= 2 * BTL_FT_SURVIVORS_FAST_MAX_SIZE; ++size) {
+        if (btl_ft_survivors_fast_path_pays_yielding(size)) pays.push_back(size);
+    }
+    EXPECT_EQ(pays, (std::vector<std::uint32_t>{2, 4}));
+}
+
 // Five processes, rank 3 failed before the call: the others return the sum
 // over {0, 1, 2, 4}, and say so as ranges.
 TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {

@@ -33,8 +33,22 @@ time_ns allreduce_latency(rank_t size, std::uint32_t radix, const logp_cost& cos
 // (AllreduceModel.FastPathWithinARoundOfTheSimulation).
 time_ns allreduce_fast_latency(rank_t size, const logp_cost& cost);
 
+// The fast path's rounds: log2 of the largest power of two not above the
+// size, and two more to fold in and out the ranks beyond it.
+std::uint32_t allreduce_fast_rounds(rank_t size);
+
 // Whether the fast path beats the tree at `radix` for `size` processes.
 bool allreduce_fast_path_pays(rank_t size, std::uint32_t radix, const logp_cost& cost);
+
+// The same where processes yield the CPU while they wait (an
+// oversubscribed node), which the LogP model does not weigh: there each
+// wait lasts until a partner is scheduled, and every process of the fast
+// path waits once per round, against once or twice for most processes of
+// the tree. It pays only in fewer rounds than the flat tree's three steps
+// (up, to the successor, down): at 2 and 4 processes. Measured on 2 cores
+// (docs/survivor-allreduce.md): faster than the flat tree at 4, slower at
+// 8 and 16.
+bool allreduce_fast_path_pays_yielding(rank_t size);
 
 // The radix of lowest latency, the smallest of equals, searched as ftsim
 // does: from 2 up to the size (at most 64), stopping 8 radices past the

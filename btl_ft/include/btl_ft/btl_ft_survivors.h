@@ -78,6 +78,10 @@ uint32_t btl_ft_survivors_best_radix(uint32_t size, double latency_ratio);
  * processes in the LogP model with a valid latency ratio, and `size` is
  * within BTL_FT_SURVIVORS_FAST_MAX_SIZE; else 0. */
 int btl_ft_survivors_fast_path_pays(uint32_t size, uint32_t radix, double latency_ratio);
+/* The same where processes yield the CPU while they wait (an oversubscribed
+ * node): 1 only where recursive doubling takes fewer rounds than the flat
+ * tree's three steps, at 2 and 4 processes (allreduce_model.hpp says why). */
+int btl_ft_survivors_fast_path_pays_yielding(uint32_t size);
 
 /* NULL when size is 0, self >= size, the radix is not between MIN and MAX
  * (resolve RADIX_AUTO first), or memory runs out. */

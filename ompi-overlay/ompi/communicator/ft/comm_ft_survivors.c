@@ -118,11 +118,13 @@ int ompi_comm_survivors_register_params(void)
         "no failure is known: recursive doubling, log2(n) exchanges between "
         "pairs, as MPI_Allreduce does for small values, and the k-nomial "
         "tree once a failure meets the call. -1 (the default): 512 where "
-        "the LogP model of mpi_ft_survivors_latency_ratio says it beats the "
-        "tree and processes do not yield the CPU while they wait "
-        "(mpi_yield_when_idle, which Open MPI sets on an oversubscribed "
-        "node, where each of its log2(n) rounds waits for a process to be "
-        "scheduled), else 0. 0: always the tree. Must be the same in every "
+        "it beats the tree, else 0: where the LogP model of "
+        "mpi_ft_survivors_latency_ratio says so, or, where processes yield "
+        "the CPU while they wait (mpi_yield_when_idle, which Open MPI sets "
+        "on an oversubscribed node, where each of its log2(n) rounds waits "
+        "for a process to be scheduled), at 2 and 4 processes only, where "
+        "it takes fewer rounds than the flat tree's three steps. 0: always "
+        "the tree. Must be the same in every "
         "process",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &survivors_fast_max_bytes);
@@ -337,7 +339,8 @@ static size_t fast_path_bytes(uint32_t size, uint32_t radix)
     if (0 <= survivors_fast_max_bytes) {
         return (size_t) survivors_fast_max_bytes;
     }
-    return !ompi_mpi_yield_when_idle && btl_ft_survivors_fast_path_pays(size, radix, survivors_latency_ratio)
+    return (ompi_mpi_yield_when_idle ? btl_ft_survivors_fast_path_pays_yielding(size)
+                                     : btl_ft_survivors_fast_path_pays(size, radix, survivors_latency_ratio))
                ? BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES
                : 0;
 }
