@@ -51,7 +51,6 @@ void survivor_allreduce::begin(std::span<const std::byte> value) {
     next->renew(sequence);
     current_ = std::move(next);
     current_->value.assign(value.begin(), value.end());
-    current_->own.assign(value.begin(), value.end());
     current_->combined.assign_one(config_.self);
     if (fast_eligible(value.size())) start_fast(*current_);
     deliver_early();

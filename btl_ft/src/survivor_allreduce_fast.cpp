@@ -48,6 +48,7 @@ bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
 
 void survivor_allreduce::start_fast(call& op) {
     op.fast = true;
+    op.own = op.value;  // for a fall back to the tree
     const std::size_t steps = doubling_of(config_.size).rounds + 2;
     if (op.exchanges.size() < steps) op.exchanges.resize(steps);
     op.exchange_held.assign(steps, false);

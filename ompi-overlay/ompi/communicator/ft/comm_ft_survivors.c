@@ -345,7 +345,10 @@ static size_t fast_path_bytes(uint32_t size, uint32_t radix)
                : 0;
 }
 
-/* The communicator's machine, made at its first call. */
+/* The communicator's machine, made at its first call. Found in the list
+ * of machines, a few at most, rather than among the communicator's
+ * attributes (a hash table): every machine there has its attribute,
+ * whose deletion takes it out. */
 static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
 {
     ompi_attribute_fn_ptr_union_t copy_fn, delete_fn;
@@ -353,7 +356,13 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     survivors_comm_t *s = NULL;
     uint32_t radix;
     size_t fast_max_bytes;
-    int found = 0, rc;
+    int rc;
+    for (s = survivors_all; s != NULL; s = s->next) {
+        if (s->comm == comm) {
+            *out = s;
+            return MPI_SUCCESS;
+        }
+    }
     if (MPI_KEYVAL_INVALID == survivors_keyval) {
         copy_fn.attr_communicator_copy_fn = MPI_COMM_NULL_COPY_FN;
         delete_fn.attr_communicator_delete_fn = survivors_delete_attr;
@@ -361,11 +370,6 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
         if (OMPI_SUCCESS != rc) {
             return MPI_ERR_INTERN;
         }
-    }
-    ompi_attr_get_c(comm->c_keyhash, survivors_keyval, (void **) &s, &found);
-    if (found) {
-        *out = s;
-        return MPI_SUCCESS;
     }
     s = calloc(1, sizeof(*s));
     if (NULL == s) {
