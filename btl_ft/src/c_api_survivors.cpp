@@ -105,6 +105,12 @@ btl_ft_survivors_t* btl_ft_survivors_create(uint32_t size, uint32_t self, uint32
 
 void btl_ft_survivors_destroy(btl_ft_survivors_t* survivors) { delete survivors; }
 
+int btl_ft_survivors_set_fast_max_bytes(btl_ft_survivors_t* survivors, size_t fast_max_bytes) {
+    if (survivors->machine->status() == btl_ft::allreduce_status::running) return -1;
+    survivors->machine->set_fast_max_bytes(fast_max_bytes);
+    return 0;
+}
+
 void btl_ft_survivors_failed(btl_ft_survivors_t* survivors, const uint32_t* ranks, size_t count) {
     try {
         std::vector<btl_ft::rank_t> in_range;

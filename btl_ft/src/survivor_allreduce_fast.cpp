@@ -41,6 +41,11 @@ rank_t exchange_sender(rank_t size, rank_t self, std::uint32_t step) {
 
 }  // namespace
 
+void survivor_allreduce::set_fast_max_bytes(std::size_t max_bytes) {
+    BTL_FT_ASSERT(status() != allreduce_status::running, "the fast path's bound set during a call");
+    config_.fast_max_bytes = max_bytes;
+}
+
 bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
     return config_.fast_max_bytes > 0 && value_bytes <= config_.fast_max_bytes && config_.size >= 2 &&
            config_.size <= config_.fast_max_size && failed_.empty();

@@ -2,7 +2,7 @@
 
   survivors.py --np N --when none|before|acked|during [--kind crash|hang]
                [--victims r1,r2] [--iterations K] [--revoke] [--mca k=v ...]
-               [--fast-path BYTES]
+               [--fast-path BYTES [--odd-ranks-fast-path BYTES]]
 
 Runs ulfm_survivors.c (every rank contributes 2^rank, MPI_SUM) and checks,
 for every call: every survivor returned success; they all hold the same
@@ -14,7 +14,9 @@ non-commutative operation with MPI_ERR_OP; every survivor finalized and
 mpirun exited 0. Prints each call's slowest survivor, in microseconds.
 With --fast-path, values up to BYTES take the fast path (recursive doubling
 while no failure is known), and every survivor must say so at
-mpi_ft_verbose 5.
+mpi_ft_verbose 5. With --odd-ranks-fast-path too, odd ranks allow another
+bound, as processes on nodes that differ would by default: every survivor
+must say the communicator agreed on the smaller.
 """
 import argparse
 import json
@@ -91,7 +93,10 @@ def main():
     p.add_argument("--deadline-s", type=int, default=20)
     p.add_argument("--mca", type=mca_pair, action="append", default=[])
     p.add_argument("--fast-path", type=int, default=None, metavar="BYTES")
+    p.add_argument("--odd-ranks-fast-path", type=int, default=None, metavar="BYTES")
     args = p.parse_args()
+    if args.odd_ranks_fast_path is not None and args.fast_path is None:
+        p.error("--odd-ranks-fast-path needs --fast-path")
     mca = dict(args.mca)
     if args.fast_path is not None:
         mca.update({"mpi_ft_survivors_fast_max_bytes": args.fast_path, "mpi_ft_verbose": 5})
@@ -105,6 +110,10 @@ def main():
         program.append("--revoke")
     if args.allreduce_first:
         program.append("--allreduce-first")
+    agreed = args.fast_path
+    if args.odd_ranks_fast_path is not None:
+        program += ["--odd-ranks-fast-path", args.odd_ranks_fast_path]
+        agreed = min(args.fast_path, args.odd_ranks_fast_path)
     # per-call records in files: through mpirun's output they lost line
     # tails when the runtime fenced a hung process
     with tempfile.TemporaryDirectory(prefix="btl_ft-survivors-") as directory:
@@ -121,9 +130,10 @@ def main():
     if not args.revoke:
         problems += other_problems(run.records, survivors)
     if args.fast_path is not None:
-        said = run.output.count(f"fast path up to {args.fast_path} bytes")
+        said = run.output.count(f"fast path up to {agreed} bytes, agreed")
         if said < len(survivors):
-            problems.append(f"{said} processes said they take the fast path, expected at least {len(survivors)}")
+            problems.append(f"{said} processes said they agreed on a fast path up to {agreed} bytes, "
+                            f"expected at least {len(survivors)}")
     finalized = {r["rank"] for r in run.records if r.get("finalized")}
     missing = sorted(set(survivors) - finalized)
     if missing:

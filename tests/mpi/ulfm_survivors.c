@@ -17,6 +17,9 @@
  *                  inside one of them.
  *   --revoke       rank 0 revokes MPI_COMM_WORLD first: the call works on a
  *                  revoked communicator, as MPIX_Comm_agree does.
+ *   --odd-ranks-fast-path BYTES  odd ranks allow the fast path up to BYTES
+ *                  (mpi_ft_survivors_fast_max_bytes, set before MPI_Init),
+ *                  as processes on nodes that differ would by default.
  *   --allreduce-first  the others first call MPI_Allreduce, which the
  *                  failure interrupts, as a program would before it turns
  *                  to the survivor allreduce (the failure revokes the
@@ -159,7 +162,7 @@ static void other_checks(void)
 
 int main(int argc, char **argv)
 {
-    const char *when = "none", *records_dir = NULL;
+    const char *when = "none", *records_dir = NULL, *odd_fast_path = NULL;
     int iterations = 1, deadline = 30, revoke = 0, allreduce_first = 0;
     long after_us = -1;
     for (int i = 1; i < argc; i++) {
@@ -171,11 +174,15 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--revoke")) revoke = 1;
         else if (!strcmp(argv[i], "--allreduce-first")) allreduce_first = 1;
         else if (!strcmp(argv[i], "--records") && i + 1 < argc) records_dir = argv[++i];
+        else if (!strcmp(argv[i], "--odd-ranks-fast-path") && i + 1 < argc) odd_fast_path = argv[++i];
         else if (!strcmp(argv[i], "--victims") && i + 1 < argc) {
             for (char *part = strtok(argv[++i], ","); part && victim_count < 64; part = strtok(NULL, ",")) {
                 victims[victim_count++] = atoi(part);
             }
         }
+    }
+    if (odd_fast_path && getenv("OMPI_COMM_WORLD_RANK") && atoi(getenv("OMPI_COMM_WORLD_RANK")) % 2) {
+        setenv("OMPI_MCA_mpi_ft_survivors_fast_max_bytes", odd_fast_path, 1);
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -40,6 +40,49 @@ void sum_cb(void*, void* into, const void* value, size_t length) {
     std::memcpy(into, &a, sizeof a);
 }
 
+// The machines of one communicator, their messages going through `post`.
+struct job {
+    job(std::uint32_t size, std::uint32_t radix, size_t fast_max_bytes) : context(size), machine(size) {
+        for (std::uint32_t r = 0; r < size; ++r) {
+            context[r] = {&post, r};
+            const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
+            machine[r] = btl_ft_survivors_create(size, r, radix, fast_max_bytes, &callbacks);
+        }
+    }
+    ~job() {
+        for (btl_ft_survivors_t* m : machine) btl_ft_survivors_destroy(m);
+    }
+    job(const job&) = delete;
+    job& operator=(const job&) = delete;
+
+    // Every process but `failed` begins a call with 2^rank.
+    void begin(std::uint32_t failed = UINT32_MAX) {
+        for (std::uint32_t r = 0; r < machine.size(); ++r) {
+            const std::uint64_t value = std::uint64_t{1} << r;
+            if (r != failed) {
+                ASSERT_EQ(btl_ft_survivors_begin(machine[r], &value, sizeof value), 0);
+            }
+        }
+    }
+    // Hands every message over, in order, but those to `failed`.
+    void deliver(std::uint32_t failed = UINT32_MAX) {
+        while (!post.empty()) {
+            const mail m = post.front();
+            post.pop_front();
+            if (m.to != failed) btl_ft_survivors_message(machine[m.to], m.from, m.bytes.data(), m.bytes.size());
+        }
+    }
+    std::uint64_t result(std::uint32_t rank) const {
+        std::uint64_t value;
+        std::memcpy(&value, btl_ft_survivors_result(machine[rank]), sizeof value);
+        return value;
+    }
+
+    std::deque<mail> post;
+    std::vector<process> context;
+    std::vector<btl_ft_survivors_t*> machine;
+};
+
 TEST(CApiSurvivors, TheRadixRuleNamesItsBounds) {
     EXPECT_EQ(btl_ft_survivors_radix_problem(BTL_FT_SURVIVORS_DEFAULT_RADIX), nullptr);
     EXPECT_EQ(btl_ft_survivors_radix_problem(2), nullptr);
@@ -100,76 +143,65 @@ TEST(CApiSurvivors, WhereProcessesYieldTheFastPathPaysAtTwoAndFour) {
 // Five processes, rank 3 failed before the call: the others return the sum
 // over {0, 1, 2, 4}, and say so as ranges.
 TEST(CApiSurvivors, ACallThroughCallbacksLeavesOutTheFailed) {
-    constexpr std::uint32_t size = 5;
-    std::deque<mail> post;
-    std::vector<process> context(size);
-    std::vector<btl_ft_survivors_t*> machine(size);
+    constexpr std::uint32_t size = 5, failed = 3;
+    job processes(size, 2, BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES);
     for (std::uint32_t r = 0; r < size; ++r) {
-        context[r] = {&post, r};
-        const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
-        machine[r] = btl_ft_survivors_create(size, r, 2, BTL_FT_SURVIVORS_DEFAULT_FAST_MAX_BYTES, &callbacks);
-        ASSERT_NE(machine[r], nullptr);
-        EXPECT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_IDLE);
+        ASSERT_NE(processes.machine[r], nullptr);
+        EXPECT_EQ(btl_ft_survivors_status(processes.machine[r]), BTL_FT_SURVIVORS_IDLE);
+        if (r != failed) btl_ft_survivors_failed(processes.machine[r], &failed, 1);
     }
-    const std::uint32_t failed = 3;
+    processes.begin(failed);
+    processes.deliver(failed);
     for (std::uint32_t r = 0; r < size; ++r) {
         if (r == failed) continue;
-        btl_ft_survivors_failed(machine[r], &failed, 1);
-        const std::uint64_t value = std::uint64_t{1} << r;
-        ASSERT_EQ(btl_ft_survivors_begin(machine[r], &value, sizeof value), 0);
-    }
-    while (!post.empty()) {
-        const mail m = post.front();
-        post.pop_front();
-        if (m.to != failed) btl_ft_survivors_message(machine[m.to], m.from, m.bytes.data(), m.bytes.size());
-    }
-    for (std::uint32_t r = 0; r < size; ++r) {
-        if (r == failed) continue;
-        ASSERT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_DONE) << r;
-        std::uint64_t result;
-        std::memcpy(&result, btl_ft_survivors_result(machine[r]), sizeof result);
-        EXPECT_EQ(result, 0b10111u);
+        ASSERT_EQ(btl_ft_survivors_status(processes.machine[r]), BTL_FT_SURVIVORS_DONE) << r;
+        EXPECT_EQ(processes.result(r), 0b10111u);
         std::uint32_t pairs[4] = {};
-        ASSERT_EQ(btl_ft_survivors_contributors(machine[r], pairs, 2), 2u);
+        ASSERT_EQ(btl_ft_survivors_contributors(processes.machine[r], pairs, 2), 2u);
         EXPECT_EQ(std::vector<std::uint32_t>(pairs, pairs + 4), (std::vector<std::uint32_t>{0, 3, 4, 5}));
     }
     char line[64];
-    btl_ft_survivors_describe(machine[1], line, sizeof line);
+    btl_ft_survivors_describe(processes.machine[1], line, sizeof line);
     EXPECT_EQ(std::string(line).rfind("root 0, successor 2, failed {3}", 0), 0u) << line;
     EXPECT_EQ(std::strlen(line), sizeof line - 1);  // cut to fit, with its NUL
-    for (btl_ft_survivors_t* m : machine) btl_ft_survivors_destroy(m);
 }
 
 // Four processes, nothing failed, a value within the fast path's bound:
 // two exchanges each, and nothing else.
 TEST(CApiSurvivors, AFailureFreeCallTakesTheFastPath) {
     constexpr std::uint32_t size = 4;
-    std::deque<mail> post;
-    std::vector<process> context(size);
-    std::vector<btl_ft_survivors_t*> machine(size);
+    job processes(size, 2, sizeof(std::uint64_t));
+    processes.begin();
+    processes.deliver();
     for (std::uint32_t r = 0; r < size; ++r) {
-        context[r] = {&post, r};
-        const btl_ft_survivors_callbacks_t callbacks{&context[r], send_cb, sum_cb};
-        machine[r] = btl_ft_survivors_create(size, r, 2, sizeof(std::uint64_t), &callbacks);
-        ASSERT_NE(machine[r], nullptr);
-        const std::uint64_t value = std::uint64_t{1} << r;
-        ASSERT_EQ(btl_ft_survivors_begin(machine[r], &value, sizeof value), 0);
-    }
-    while (!post.empty()) {
-        const mail m = post.front();
-        post.pop_front();
-        btl_ft_survivors_message(machine[m.to], m.from, m.bytes.data(), m.bytes.size());
-    }
-    for (std::uint32_t r = 0; r < size; ++r) {
-        ASSERT_EQ(btl_ft_survivors_status(machine[r]), BTL_FT_SURVIVORS_DONE) << r;
-        std::uint64_t result;
-        std::memcpy(&result, btl_ft_survivors_result(machine[r]), sizeof result);
-        EXPECT_EQ(result, 0b1111u);
-        const btl_ft_survivors_counts_t counts = btl_ft_survivors_counters(machine[r]);
+        ASSERT_EQ(btl_ft_survivors_status(processes.machine[r]), BTL_FT_SURVIVORS_DONE) << r;
+        EXPECT_EQ(processes.result(r), 0b1111u);
+        const btl_ft_survivors_counts_t counts = btl_ft_survivors_counters(processes.machine[r]);
         EXPECT_EQ(counts.exchanges_sent, 2u);
         EXPECT_EQ(counts.fast_done, 1u);
         EXPECT_EQ(counts.partials_sent + counts.results_sent + counts.holds_sent, 0u);
-        btl_ft_survivors_destroy(machine[r]);
+    }
+}
+
+// The bound set between calls, as the shim sets the one its processes
+// agreed on: the tree before, the fast path after; refused during a call.
+TEST(CApiSurvivors, TheFastPathsBoundIsSetBetweenCalls) {
+    constexpr std::uint32_t size = 4;
+    job processes(size, 2, 0);
+    processes.begin();
+    EXPECT_EQ(btl_ft_survivors_set_fast_max_bytes(processes.machine[2], sizeof(std::uint64_t)), -1);
+    processes.deliver();
+    for (btl_ft_survivors_t* m : processes.machine) {
+        ASSERT_EQ(btl_ft_survivors_status(m), BTL_FT_SURVIVORS_DONE);
+        EXPECT_EQ(btl_ft_survivors_counters(m).exchanges_sent, 0u);
+        EXPECT_EQ(btl_ft_survivors_set_fast_max_bytes(m, sizeof(std::uint64_t)), 0);
+    }
+    processes.begin();
+    processes.deliver();
+    for (std::uint32_t r = 0; r < size; ++r) {
+        ASSERT_EQ(btl_ft_survivors_status(processes.machine[r]), BTL_FT_SURVIVORS_DONE) << r;
+        EXPECT_EQ(processes.result(r), 0b1111u);
+        EXPECT_EQ(btl_ft_survivors_counters(processes.machine[r]).fast_done, 1u);
     }
 }
 

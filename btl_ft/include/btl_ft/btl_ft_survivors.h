@@ -88,6 +88,12 @@ int btl_ft_survivors_fast_path_pays_yielding(uint32_t size);
 btl_ft_survivors_t *btl_ft_survivors_create(uint32_t size, uint32_t self, uint32_t radix, size_t fast_max_bytes,
                                             const btl_ft_survivors_callbacks_t *callbacks);
 void btl_ft_survivors_destroy(btl_ft_survivors_t *survivors);
+/* The fast path's bound (the fast_max_bytes of create), between calls; -1
+ * (and nothing changes) while a call runs here. The processes of a
+ * communicator must take the fast path all or none: each sets the same
+ * bound before the same call (the shim sets the one its processes agreed
+ * on at their first call). */
+int btl_ft_survivors_set_fast_max_bytes(btl_ft_survivors_t *survivors, size_t fast_max_bytes);
 /* Ranks known failed, in any order, at any time. */
 void btl_ft_survivors_failed(btl_ft_survivors_t *survivors, const uint32_t *ranks, size_t count);
 /* Begins the next call with this process's value; -1 (and nothing begins)

@@ -155,6 +155,10 @@ public:
     // The previous call must have ended here (done or excluded).
     void begin(std::span<const std::byte> value);
     void on_message(rank_t from, std::span<const std::byte> bytes);
+    // The fast path's bound (allreduce_config::fast_max_bytes), between
+    // calls. The processes must take the fast path all or none: each sets
+    // the same bound before the same call.
+    void set_fast_max_bytes(std::size_t max_bytes);
 
     allreduce_status status() const;
     std::span<const std::byte> result() const;      // status done

@@ -67,6 +67,10 @@ typedef struct survivors_comm {
     ompi_datatype_t *datatype;
     int count;
     int failed_seen;  /* size of ULFM's failed group when last read */
+    /* the fast path's bound this process allows, until its first call
+     * agrees on one with the others */
+    uint64_t fast_path_wish;
+    bool fast_path_agreed;
     bool busy;        /* being driven: the progress callback keeps off */
     /* sends[0, send_count) are under way; the rest of send_slots are
      * buffers free for the next sends */
@@ -124,8 +128,9 @@ int ompi_comm_survivors_register_params(void)
         "on an oversubscribed node, where each of its log2(n) rounds waits "
         "for a process to be scheduled), at 2 and 4 processes only, where "
         "it takes fewer rounds than the flat tree's three steps. 0: always "
-        "the tree. Must be the same in every "
-        "process",
+        "the tree. A communicator's first call agrees on the smallest "
+        "bound its processes allow, since they must take the fast path all "
+        "or none",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &survivors_fast_max_bytes);
     return 0 > ret ? ret : OMPI_SUCCESS;
@@ -355,7 +360,6 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     btl_ft_survivors_callbacks_t callbacks;
     survivors_comm_t *s = NULL;
     uint32_t radix;
-    size_t fast_max_bytes;
     int rc;
     for (s = survivors_all; s != NULL; s = s->next) {
         if (s->comm == comm) {
@@ -383,12 +387,14 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     radix = BTL_FT_SURVIVORS_RADIX_AUTO != survivors_radix
                 ? survivors_radix
                 : btl_ft_survivors_best_radix((uint32_t) ompi_comm_size(comm), survivors_latency_ratio);
-    fast_max_bytes = fast_path_bytes((uint32_t) ompi_comm_size(comm), radix);
+    s->fast_path_wish = fast_path_bytes((uint32_t) ompi_comm_size(comm), radix);
+    /* nothing to agree on where the fast path cannot be taken */
+    s->fast_path_agreed = ompi_comm_size(comm) < 2 || ompi_comm_size(comm) > BTL_FT_SURVIVORS_FAST_MAX_SIZE;
     opal_output_verbose(5, ompi_ftmpi_output_handle,
-                        "%s survivor allreduce on %s: radix %u, fast path up to %zu bytes",
-                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), comm->c_name, radix, fast_max_bytes);
+                        "%s survivor allreduce on %s: radix %u, fast path up to %" PRIu64 " bytes allowed here",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), comm->c_name, radix, s->fast_path_wish);
     s->machine = btl_ft_survivors_create((uint32_t) ompi_comm_size(comm), (uint32_t) ompi_comm_rank(comm),
-                                         radix, fast_max_bytes, &callbacks);
+                                         radix, 0, &callbacks);
     if (NULL == s->machine) {
         free(s);
         return MPI_ERR_NO_MEM;
@@ -480,6 +486,57 @@ static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contr
     return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
+/* One call of the machine on `value`, driven to its end here: DONE,
+ * EXCLUDED, or RUNNING if it could not begin. */
+static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, int count, ompi_datatype_t *datatype,
+                         ompi_op_t *op)
+{
+    int status;
+    s->busy = true;
+    s->op = op;
+    s->datatype = datatype;
+    s->count = count;
+    /* failures first, but no progress before the first send: on an
+     * oversubscribed node a progress that finds nothing yields the CPU,
+     * and the peers waiting for this process's message wait with it */
+    survivors_feed_failures(s);
+    if (0 != btl_ft_survivors_begin(s->machine, value, bytes)) {
+        s->busy = false;
+        return BTL_FT_SURVIVORS_RUNNING;
+    }
+    status = btl_ft_survivors_status(s->machine);
+    for (uint64_t spins = 1; BTL_FT_SURVIVORS_RUNNING == status; ++spins) {
+        if (0 == (spins & ((UINT64_C(1) << 18) - 1))) {
+            survivors_report(s, "still waits");
+        }
+        survivors_step(s, true);
+        status = btl_ft_survivors_status(s->machine);
+    }
+    s->busy = false;
+    return status;
+}
+
+/* The communicator's first call is its processes' agreement on the fast
+ * path's bound: the smallest of what each would allow. The processes must
+ * take the fast path all or none (a process on it waits for exchanges
+ * that one on the tree never sends), and what each allows by default
+ * depends on whether its own node is oversubscribed. The agreement is a
+ * survivor allreduce of its own: every survivor returns the same. */
+static int survivors_agree_on_fast_path(survivors_comm_t *s)
+{
+    uint64_t allowed = s->fast_path_wish, agreed;
+    int status = survivors_run(s, &allowed, sizeof(allowed), 1, MPI_UINT64_T, MPI_MIN);
+    if (BTL_FT_SURVIVORS_DONE != status) {
+        return BTL_FT_SURVIVORS_EXCLUDED == status ? MPI_ERR_PROC_FAILED : MPI_ERR_INTERN;
+    }
+    memcpy(&agreed, btl_ft_survivors_result(s->machine), sizeof(agreed));
+    (void) btl_ft_survivors_set_fast_max_bytes(s->machine, (size_t) agreed); /* the call ended */
+    s->fast_path_agreed = true;
+    opal_output_verbose(5, ompi_ftmpi_output_handle, "%s survivor allreduce on %s: fast path up to %" PRIu64 " bytes, agreed",
+                        OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, agreed);
+    return MPI_SUCCESS;
+}
+
 int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count, ompi_datatype_t *datatype,
                                   ompi_op_t *op, ompi_communicator_t *comm, ompi_group_t **contributors)
 {
@@ -503,32 +560,17 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
     if (MPI_SUCCESS != rc) {
         return rc;
     }
+    if (!s->fast_path_agreed) {
+        rc = survivors_agree_on_fast_path(s);
+        if (MPI_SUCCESS != rc) {
+            return rc;
+        }
+    }
     ompi_datatype_type_extent(datatype, &extent);
     bytes = (size_t) count * (size_t) extent;
-
-    s->busy = true;
-    s->op = op;
-    s->datatype = datatype;
-    s->count = count;
-    /* failures first, but no progress before the first send: on an
-     * oversubscribed node a progress that finds nothing yields the CPU,
-     * and the peers waiting for this process's message wait with it */
-    survivors_feed_failures(s);
-    if (0 != btl_ft_survivors_begin(s->machine, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes)) {
-        s->busy = false;
-        return MPI_ERR_INTERN;
-    }
-    status = btl_ft_survivors_status(s->machine);
-    for (uint64_t spins = 1; BTL_FT_SURVIVORS_RUNNING == status; ++spins) {
-        if (0 == (spins & ((UINT64_C(1) << 18) - 1))) {
-            survivors_report(s, "still waits");
-        }
-        survivors_step(s, true);
-        status = btl_ft_survivors_status(s->machine);
-    }
-    s->busy = false;
+    status = survivors_run(s, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes, count, datatype, op);
     if (BTL_FT_SURVIVORS_DONE != status) {
-        return MPI_ERR_PROC_FAILED;
+        return BTL_FT_SURVIVORS_EXCLUDED == status ? MPI_ERR_PROC_FAILED : MPI_ERR_INTERN;
     }
     memcpy(recvbuf, btl_ft_survivors_result(s->machine), bytes);
     return survivors_contributor_group(s, contributors);
