@@ -87,7 +87,7 @@ void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_b
         end = range.end;
     }
     put.varint(static_cast<std::uint32_t>(value.size()));
-    for (const std::byte item : value) put.byte(std::to_integer<std::uint8_t>(item));
+    put.bytes(value);
 }
 
 void encode(const message& in, std::vector<std::byte>& out) {

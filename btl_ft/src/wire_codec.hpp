@@ -122,6 +122,7 @@ public:
     explicit writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
 
     void byte(std::uint8_t value) { out_.push_back(std::byte{value}); }
+    void bytes(std::span<const std::byte> data) { out_.insert(out_.end(), data.begin(), data.end()); }
     void rank_list(std::span<const rank_t> ranks) {
         varint(static_cast<std::uint32_t>(ranks.size()));
         rank_t previous = 0;
