@@ -127,7 +127,9 @@ def section(table, fmt):
             + _nodes_note(records, skipped)
             + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default on this "
               "oversubscribed host), η 10 ms, δ 50 ms: from the failure until every "
-              "survivor holds the consistent result (median over the runs). Several victims fail "
+              "survivor holds the consistent result (median over the runs). Each rank first makes "
+              "one failure-free call (since 3e3a8e2: a communicator's first survivor allreduce is "
+              "also its agreement on the fast path). Several victims fail "
               "at one instant: the first sends the signal to the others, then to itself (until "
               "2026-11-29 each victim signalled itself after the barrier, and one that waited for a "
               "CPU failed up to 4 ms after the first). Detection only: no "
