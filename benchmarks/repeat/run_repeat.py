@@ -36,7 +36,7 @@ from benchmarks import common
 TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_killed|"
                    r"starved_rank|abort_status|failure_summary_np4|ofi_peer_exit|put_path_ofi_tcp_ofi_rxm|"
                    r"ofi_shm_hang_np4|respawn_.*|spawn_(failure|multiple|one_child|self|self_two_spawners|self_at_once)_np4|victim_death_np4|"
-                   r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|(fast_)?during_(crash|hang)_np8)|"
+                   r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|fast_mixed_np8|(fast_)?during_(crash|hang)_np8)|"
                    r"sm_dead_writer|connect_failure_np4|uct_crash_fast_heartbeat_np4|thread_progress)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes|spawn_self_(two_spawners_|at_once_)?2nodes|"
                    r"(two_levels_)?two_nodes_killed_5nodes|two_levels_hung_row_.*_3nodes)$")
