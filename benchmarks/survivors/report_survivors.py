@@ -125,7 +125,7 @@ def section(table, fmt):
             "rows of an earlier commit than 74e26e7 are from then.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
-            + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default on this "
+            + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default at 8 and 16 ranks on this "
               "oversubscribed host), η 10 ms, δ 50 ms: from the failure until every "
               "survivor holds the consistent result (median over the runs). Each rank first makes "
               "one failure-free call (since 3e3a8e2: a communicator's first survivor allreduce is "
