@@ -486,8 +486,9 @@ static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contr
     return OMPI_SUCCESS == rc ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-/* One call of the machine on `value`, driven to its end here: DONE,
- * EXCLUDED, or RUNNING if it could not begin. */
+/* One call of the machine on `value`, driven to its end here: MPI_SUCCESS
+ * when it holds the result, MPI_ERR_PROC_FAILED when the others declared
+ * this process failed, MPI_ERR_INTERN when the call could not begin. */
 static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, int count, ompi_datatype_t *datatype,
                          ompi_op_t *op)
 {
@@ -502,7 +503,7 @@ static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, i
     survivors_feed_failures(s);
     if (0 != btl_ft_survivors_begin(s->machine, value, bytes)) {
         s->busy = false;
-        return BTL_FT_SURVIVORS_RUNNING;
+        return MPI_ERR_INTERN;
     }
     status = btl_ft_survivors_status(s->machine);
     for (uint64_t spins = 1; BTL_FT_SURVIVORS_RUNNING == status; ++spins) {
@@ -513,7 +514,7 @@ static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, i
         status = btl_ft_survivors_status(s->machine);
     }
     s->busy = false;
-    return status;
+    return BTL_FT_SURVIVORS_DONE == status ? MPI_SUCCESS : MPI_ERR_PROC_FAILED;
 }
 
 /* The communicator's first call is its processes' agreement on the fast
@@ -525,14 +526,15 @@ static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, i
 static int survivors_agree_on_fast_path(survivors_comm_t *s)
 {
     uint64_t allowed = s->fast_path_wish, agreed;
-    int status = survivors_run(s, &allowed, sizeof(allowed), 1, MPI_UINT64_T, MPI_MIN);
-    if (BTL_FT_SURVIVORS_DONE != status) {
-        return BTL_FT_SURVIVORS_EXCLUDED == status ? MPI_ERR_PROC_FAILED : MPI_ERR_INTERN;
+    int rc = survivors_run(s, &allowed, sizeof(allowed), 1, MPI_UINT64_T, MPI_MIN);
+    if (MPI_SUCCESS != rc) {
+        return rc;
     }
     memcpy(&agreed, btl_ft_survivors_result(s->machine), sizeof(agreed));
     (void) btl_ft_survivors_set_fast_max_bytes(s->machine, (size_t) agreed); /* the call ended */
     s->fast_path_agreed = true;
-    opal_output_verbose(5, ompi_ftmpi_output_handle, "%s survivor allreduce on %s: fast path up to %" PRIu64 " bytes, agreed",
+    opal_output_verbose(5, ompi_ftmpi_output_handle,
+                        "%s survivor allreduce on %s: fast path up to %" PRIu64 " bytes, agreed",
                         OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), s->comm->c_name, agreed);
     return MPI_SUCCESS;
 }
@@ -544,7 +546,7 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
     ptrdiff_t extent = 0;
     size_t bytes;
     char *why = NULL;
-    int status, rc;
+    int rc;
 
     if (OMPI_COMM_IS_INTER(comm)) {
         return MPI_ERR_COMM;
@@ -568,9 +570,9 @@ int ompi_comm_allreduce_survivors(const void *sendbuf, void *recvbuf, int count,
     }
     ompi_datatype_type_extent(datatype, &extent);
     bytes = (size_t) count * (size_t) extent;
-    status = survivors_run(s, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes, count, datatype, op);
-    if (BTL_FT_SURVIVORS_DONE != status) {
-        return BTL_FT_SURVIVORS_EXCLUDED == status ? MPI_ERR_PROC_FAILED : MPI_ERR_INTERN;
+    rc = survivors_run(s, MPI_IN_PLACE == sendbuf ? recvbuf : sendbuf, bytes, count, datatype, op);
+    if (MPI_SUCCESS != rc) {
+        return rc;
     }
     memcpy(recvbuf, btl_ft_survivors_result(s->machine), bytes);
     return survivors_contributor_group(s, contributors);
