@@ -143,6 +143,12 @@ int btl_ft_survivors_status(const btl_ft_survivors_t* survivors) {
     return static_cast<int>(survivors->machine->status());
 }
 
+uint32_t btl_ft_survivors_awaited(const btl_ft_survivors_t* survivors, size_t* max_bytes) {
+    const auto awaited = survivors->machine->awaited();
+    *max_bytes = awaited.max_bytes;
+    return awaited.from == btl_ft::no_rank ? BTL_FT_SURVIVORS_ANY_PEER : awaited.from;
+}
+
 const void* btl_ft_survivors_result(const btl_ft_survivors_t* survivors) {
     if (survivors->machine->status() != btl_ft::allreduce_status::done) return nullptr;
     return survivors->machine->result().data();

@@ -66,6 +66,14 @@ void rank_ranges::push_back(rank_range range) {
 // touches: no allocation unless the set outgrows its capacity.
 void rank_ranges::unite(const rank_ranges& other) {
     if (&other == this || other.ranges_.empty()) return;
+    if (ranges_.size() == 1 && other.ranges_.size() == 1) {  // as on the fast path: two blocks that touch
+        rank_range& mine = ranges_.front();
+        const rank_range& theirs = other.ranges_.front();
+        if (theirs.begin <= mine.end && mine.begin <= theirs.end) {
+            mine = {std::min(mine.begin, theirs.begin), std::max(mine.end, theirs.end)};
+            return;
+        }
+    }
     std::size_t mine = ranges_.size();
     std::size_t theirs = other.ranges_.size();
     ranges_.resize(mine + theirs);

@@ -212,6 +212,7 @@ void survivor_allreduce::adopt(call& op, std::span<const std::byte> value, const
     op.decided = true;
     op.result_value.assign(value.begin(), value.end());
     op.result_set = set;
+    op.self_in_result = set.contains(config_.self);
     op.decided_by = decided_by;
     op.result_root = under_root;
     op.pending_hold.reset();
@@ -331,7 +332,7 @@ allreduce_status survivor_allreduce::status() const {
     if (!current_) return allreduce_status::idle;
     const call& op = *current_;
     if (!op.decided) return allreduce_status::running;
-    return op.result_set.contains(config_.self) ? allreduce_status::done : allreduce_status::excluded;
+    return op.self_in_result ? allreduce_status::done : allreduce_status::excluded;
 }
 
 std::span<const std::byte> survivor_allreduce::result() const {

@@ -27,6 +27,7 @@ struct survivor_allreduce::call {
     bool decided = false;
     std::vector<std::byte> result_value;
     rank_ranges result_set;
+    bool self_in_result = false;  // result_set holds this process: status() asks every turn
     rank_t decided_by = no_rank;
     rank_t result_root = no_rank;
     std::vector<rank_t> result_sent_to;  // sorted
@@ -41,7 +42,7 @@ struct survivor_allreduce::call {
     std::uint32_t step = 0;
     bool step_sent = false;  // this process's message of `step` has gone
     std::vector<allreduce_wire::message> exchanges;
-    std::vector<bool> exchange_held;  // by step: exchanges[step] has come
+    std::uint64_t exchange_held = 0;  // bit `step`: exchanges[step] has come (steps < 34)
     std::vector<std::byte> own;  // its own value, for a fall back to the tree
     // The call met a failure (one known after it began) or a message of
     // the tree.
@@ -66,7 +67,6 @@ struct survivor_allreduce::call {
         reuse(fresh.result_set, result_set);
         reuse(fresh.result_sent_to, result_sent_to);
         fresh.exchanges = std::move(exchanges);  // kept whole; exchange_held says none has come
-        reuse(fresh.exchange_held, exchange_held);
         reuse(fresh.own, own);
         *this = std::move(fresh);
     }

@@ -11,6 +11,7 @@
 // from the root's chain. Had P sent V down itself, a process C could hold
 // V while a root that (rightly) declared P failed decides without it, from
 // a partial of C that reached it around P.
+#include <algorithm>
 #include <bit>
 
 #include "btl_ft/assert.hpp"
@@ -29,6 +30,8 @@ doubling doubling_of(rank_t size) {
     const rank_t power = std::bit_floor(size);
     return {power, static_cast<std::uint32_t>(std::countr_zero(power))};
 }
+
+std::uint64_t bit(std::uint32_t step) { return std::uint64_t{1} << step; }
 
 // Who sends `self` its message of `step`: no_rank if nobody does.
 rank_t exchange_sender(rank_t size, rank_t self, std::uint32_t step) {
@@ -56,7 +59,7 @@ void survivor_allreduce::start_fast(call& op) {
     op.own = op.value;  // for a fall back to the tree
     const std::size_t steps = doubling_of(config_.size).rounds + 2;
     if (op.exchanges.size() < steps) op.exchanges.resize(steps);
-    op.exchange_held.assign(steps, false);
+    op.exchange_held = 0;
 }
 
 void survivor_allreduce::progress_fast(call& op) {
@@ -68,7 +71,7 @@ void survivor_allreduce::progress_fast(call& op) {
             op.step = rounds + 1;
             op.step_sent = true;
         }
-        if (op.exchange_held[rounds + 1]) {
+        if (op.exchange_held & bit(rounds + 1)) {
             const allreduce_wire::message& result = op.exchanges[rounds + 1];
             finish_fast(op, result.value, result.contributors);
         }
@@ -76,7 +79,7 @@ void survivor_allreduce::progress_fast(call& op) {
     }
     if (op.step == 0) {
         if (self + power < config_.size) {
-            if (!op.exchange_held[0] || !combine_exchange(op, 0)) return;
+            if (!(op.exchange_held & bit(0)) || !combine_exchange(op, 0)) return;
         }
         op.step = 1;
     }
@@ -85,7 +88,7 @@ void survivor_allreduce::progress_fast(call& op) {
             send_exchange(op, op.step, self ^ (rank_t{1} << (op.step - 1)));
             op.step_sent = true;
         }
-        if (!op.exchange_held[op.step] || !combine_exchange(op, op.step)) return;
+        if (!(op.exchange_held & bit(op.step)) || !combine_exchange(op, op.step)) return;
         ++op.step;
         op.step_sent = false;
     }
@@ -100,13 +103,13 @@ void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wi
         ++stats_.late_exchanges;
         return;
     }
-    if (step >= op.exchange_held.size() || from != exchange_sender(config_.size, config_.self, step) ||
-        op.exchange_held[step]) {
+    if (step >= doubling_of(config_.size).rounds + 2 || from != exchange_sender(config_.size, config_.self, step) ||
+        (op.exchange_held & bit(step))) {
         ++stats_.malformed;  // not a message this process expects of that sender
         return;
     }
     op.exchanges[step] = message;  // into the slot's storage
-    op.exchange_held[step] = true;
+    op.exchange_held |= bit(step);
 }
 
 // False when the exchange overlaps what is combined (never, unless a peer
@@ -129,10 +132,17 @@ void survivor_allreduce::finish_fast(call& op, std::span<const std::byte> value,
         return;
     }
     op.fast = false;
-    op.exchange_held.clear();  // the slots keep their storage
+    op.exchange_held = 0;
     adopt(op, value, set, allreduce_wire::fast_path_decider(config_.size), 0);
     op.fast_result = true;
     ++stats_.fast_done;
+}
+
+survivor_allreduce::awaited_message survivor_allreduce::awaited() const {
+    if (status() != allreduce_status::running || !current_->fast) return {};
+    const std::size_t previous_bytes = previous_ ? previous_->value.size() : 0;
+    return {exchange_sender(config_.size, config_.self, current_->step),
+            allreduce_wire::max_message_bytes(config_.size, std::max(current_->value.size(), previous_bytes))};
 }
 
 void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) {
@@ -144,7 +154,7 @@ void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) 
 
 void survivor_allreduce::fall_back(call& op) {
     op.fast = false;
-    op.exchange_held.clear();  // the slots keep their storage
+    op.exchange_held = 0;
     op.value = op.own;
     op.combined.assign_one(config_.self);
     ++stats_.fast_fallbacks;

@@ -136,21 +136,6 @@ void decode_body(reader& in, const limits& bounds, message& out) {
     }
 }
 
-// A fixed-size little encoder for the messages that must not allocate.
-class array_writer : public codec::encoder<array_writer> {
-public:
-    explicit array_writer(std::span<std::byte> into) : into_(into) {}
-    void byte(std::uint8_t value) {
-        BTL_FT_ASSERT(at_ < into_.size(), "fixed-size message overflows its array");
-        into_[at_++] = std::byte{value};
-    }
-    std::span<const std::byte> used() const { return into_.first(at_); }
-
-private:
-    std::span<std::byte> into_;
-    std::size_t at_ = 0;
-};
-
 }  // namespace
 
 notice_mode mode_of(propagator_kind kind) { return static_cast<notice_mode>(kind); }
@@ -193,7 +178,7 @@ std::array<std::byte, header_bytes> encode_declared_dead() {
 }
 
 std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byte, max_probe_bytes>& out) {
-    array_writer put(out);
+    codec::array_writer put(out);
     put_header(put, msg_type::probe);
     put.varint(round);
     return put.used();
@@ -201,7 +186,7 @@ std::span<const std::byte> encode_probe(std::uint32_t round, std::array<std::byt
 
 std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t word,
                                               std::array<std::byte, max_probe_reply_bytes>& out) {
-    array_writer put(out);
+    codec::array_writer put(out);
     put_header(put, msg_type::probe_reply);
     put.varint(round);
     put.u64(word);
@@ -210,7 +195,7 @@ std::span<const std::byte> encode_probe_reply(std::uint32_t round, std::uint64_t
 
 std::span<const std::byte> encode_witness(std::uint32_t round, rank_t subject,
                                           std::array<std::byte, max_witness_bytes>& out) {
-    array_writer put(out);
+    codec::array_writer put(out);
     put_header(put, msg_type::witness);
     put.varint(round);
     put.varint(subject);

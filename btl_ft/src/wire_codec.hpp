@@ -137,6 +137,28 @@ private:
     std::vector<std::byte>& out_;
 };
 
+// Fills a span sized beforehand: for the messages that must not allocate,
+// and for those whose longest form is known before they are written.
+class array_writer : public encoder<array_writer> {
+public:
+    explicit array_writer(std::span<std::byte> into) : into_(into) {}
+    void byte(std::uint8_t value) {
+        BTL_FT_ASSERT(at_ < into_.size(), "a message overflows the bytes sized for it");
+        into_[at_++] = std::byte{value};
+    }
+    void bytes(std::span<const std::byte> data) {
+        BTL_FT_ASSERT(data.size() <= into_.size() - at_, "a message overflows the bytes sized for it");
+        std::copy(data.begin(), data.end(), into_.begin() + static_cast<std::ptrdiff_t>(at_));
+        at_ += data.size();
+    }
+    std::size_t size() const { return at_; }
+    std::span<const std::byte> used() const { return into_.first(at_); }
+
+private:
+    std::span<std::byte> into_;
+    std::size_t at_ = 0;
+};
+
 // Reads a format's 4-byte header: its two magic bytes, its version and a
 // type in [first_type, last_type]; ok and the type, or why it is refused.
 inline status read_header(reader& in, std::uint8_t first, std::uint8_t second, std::uint8_t format_version,

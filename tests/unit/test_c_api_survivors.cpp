@@ -183,6 +183,22 @@ TEST(CApiSurvivors, AFailureFreeCallTakesTheFastPath) {
     }
 }
 
+// The peer to receive from: the round's partner on the fast path, with
+// room for any message of an 8-byte value; any peer on the tree, and
+// once the call is done.
+TEST(CApiSurvivors, TheAwaitedPeerIsTheRoundsPartner) {
+    job fast(4, 2, sizeof(std::uint64_t));
+    fast.begin();
+    size_t max_bytes = 0;
+    EXPECT_EQ(btl_ft_survivors_awaited(fast.machine[1], &max_bytes), 0u);
+    EXPECT_GE(max_bytes, sizeof(std::uint64_t) + 4);
+    fast.deliver();
+    EXPECT_EQ(btl_ft_survivors_awaited(fast.machine[1], &max_bytes), BTL_FT_SURVIVORS_ANY_PEER);
+    job tree(4, 2, 0);
+    tree.begin();
+    EXPECT_EQ(btl_ft_survivors_awaited(tree.machine[1], &max_bytes), BTL_FT_SURVIVORS_ANY_PEER);
+}
+
 // The bound set between calls, as the shim sets the one its processes
 // agreed on: the tree before, the fast path after; refused during a call.
 TEST(CApiSurvivors, TheFastPathsBoundIsSetBetweenCalls) {

@@ -55,6 +55,14 @@ struct limits {
 // The decided_by of a result of the fast path, in a job of `size`.
 inline constexpr rank_t fast_path_decider(rank_t size) { return size; }
 
+// The longest message of any type in a job of `size` with a value of
+// `value_bytes`: a set of ranks in [0, size) is at most (size + 1) / 2
+// ranges that never touch.
+inline constexpr std::size_t max_message_bytes(rank_t size, std::size_t value_bytes) {
+    // sequence, root, decided_by, count, value length, a gap and a length per range
+    return wire::header_bytes + wire::max_varint_bytes * (5 + 2 * ((std::size_t{size} + 1) / 2)) + value_bytes;
+}
+
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
 void encode(const message& in, std::vector<std::byte>& out);
 // The same, from parts, without building a message.

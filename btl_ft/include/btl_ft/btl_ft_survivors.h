@@ -102,6 +102,14 @@ int btl_ft_survivors_begin(btl_ft_survivors_t *survivors, const void *value, siz
 /* A message from `from`; a malformed one is dropped and counted. */
 void btl_ft_survivors_message(btl_ft_survivors_t *survivors, uint32_t from, const void *bytes, size_t length);
 int btl_ft_survivors_status(const btl_ft_survivors_t *survivors);
+/* The one peer whose message the current call waits for, when it waits for
+ * one alone (the fast path), and in *max_bytes the longest that message is
+ * unless the peer left the fast path: the caller may then receive from that
+ * peer alone, into that many bytes, as a collective does (a longer message
+ * it would have truncated must be taken whole in another way). Else
+ * BTL_FT_SURVIVORS_ANY_PEER: messages from any peer are awaited. */
+#define BTL_FT_SURVIVORS_ANY_PEER UINT32_MAX
+uint32_t btl_ft_survivors_awaited(const btl_ft_survivors_t *survivors, size_t *max_bytes);
 /* Status DONE: the result (as long as the value given to begin). */
 const void *btl_ft_survivors_result(const btl_ft_survivors_t *survivors);
 /* Status DONE: the contributors as ranges [begin, end), written to `pairs`

@@ -161,6 +161,18 @@ public:
     void set_fast_max_bytes(std::size_t max_bytes);
 
     allreduce_status status() const;
+    // The one peer whose message the current call waits for, when it waits
+    // for one alone (the fast path, step by step), else `from` no_rank:
+    // lets the caller post a receive for that peer alone, as a collective
+    // does. What that peer sends first may also be a message of the tree
+    // (it left the fast path) or of the previous call, so max_bytes bounds
+    // any message of this call's value or the previous one's: the peer can
+    // send nothing of the next call before this one's exchange.
+    struct awaited_message {
+        rank_t from = no_rank;
+        std::size_t max_bytes = 0;
+    };
+    awaited_message awaited() const;
     std::span<const std::byte> result() const;      // status done
     const rank_ranges& contributors() const;        // status done
     rank_t decided_by() const;                      // the root that computed it

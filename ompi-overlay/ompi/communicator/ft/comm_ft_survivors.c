@@ -76,8 +76,12 @@ typedef struct survivors_comm {
      * buffers free for the next sends */
     survivors_send_t *sends;
     size_t send_count, send_slots;
+    /* a received message's bytes: of the posted receive while there is one */
     void *inbox;
     size_t inbox_capacity;
+    /* the receive posted for the one peer a call waits for, or NULL */
+    ompi_request_t *posted;
+    uint32_t posted_peer;
 } survivors_comm_t;
 
 static int survivors_keyval = MPI_KEYVAL_INVALID;
@@ -262,6 +266,22 @@ static void survivors_feed_failures(survivors_comm_t *s)
     free(ranks);
 }
 
+/* Room for `length` bytes in the inbox; false when memory runs out. */
+static bool survivors_inbox_fits(survivors_comm_t *s, size_t length)
+{
+    void *grown;
+    if (length <= s->inbox_capacity) {
+        return true;
+    }
+    grown = realloc(s->inbox, length);
+    if (NULL == grown) {
+        return false;
+    }
+    s->inbox = grown;
+    s->inbox_capacity = length;
+    return true;
+}
+
 /* Hands every message waiting under the tag to the machine. The last,
  * unmatched, probe runs opal_progress once: the progress of a turn. In a
  * call, it stops at the message that ends the call, without that probe:
@@ -283,14 +303,8 @@ static void survivors_drain(survivors_comm_t *s, bool in_call)
             return;
         }
         length = status._ucount;
-        if (length > s->inbox_capacity) {
-            void *grown = realloc(s->inbox, length);
-            if (NULL == grown) {
-                length = 0; /* receive it into nothing: dropped as malformed */
-            } else {
-                s->inbox = grown;
-                s->inbox_capacity = length;
-            }
+        if (!survivors_inbox_fits(s, length)) {
+            length = 0; /* receive it into nothing: dropped as malformed */
         }
         if (OMPI_SUCCESS != MCA_PML_CALL(mrecv(s->inbox, length, MPI_BYTE, &message, &status))) {
             continue;
@@ -302,10 +316,87 @@ static void survivors_drain(survivors_comm_t *s, bool in_call)
     }
 }
 
+/* Hands the posted receive's message to the machine, unless it was
+ * cancelled. One cut short (longer than the machine's bound: never from a
+ * peer that keeps the protocol) goes in as it came, and is dropped as
+ * malformed. */
+static void survivors_take_posted(survivors_comm_t *s)
+{
+    ompi_status_public_t status = s->posted->req_status;
+    ompi_request_free(&s->posted);
+    s->posted = NULL;
+    if (status._cancelled || (MPI_SUCCESS != status.MPI_ERROR && MPI_ERR_TRUNCATE != status.MPI_ERROR)) {
+        return;
+    }
+    btl_ft_survivors_message(s->machine, s->posted_peer, s->inbox,
+                             status._ucount < s->inbox_capacity ? status._ucount : s->inbox_capacity);
+}
+
+/* Ends the posted receive: cancelled, or its message taken if it matched
+ * first. One matched whose sender failed before the rest of its message
+ * came (a value over the BTL's eager limit) may never complete: its
+ * request is released and the inbox left to it, not freed under the PML. */
+static void survivors_cancel_posted(survivors_comm_t *s)
+{
+    if (NULL == s->posted) {
+        return;
+    }
+    ompi_request_cancel(s->posted);
+    ompi_request_wait_completion(s->posted);
+    if (!REQUEST_COMPLETE(s->posted)) {
+        ompi_request_free(&s->posted);
+        s->posted = NULL;
+        s->inbox = NULL;
+        s->inbox_capacity = 0;
+        return;
+    }
+    survivors_take_posted(s);
+}
+
+/* While no failure is known and a call waits for one peer alone (the fast
+ * path), a receive posted for that peer, as MPI_Allreduce posts its own:
+ * the PML matches the message as it arrives, where a probe finds it only
+ * once it is queued as unexpected (a copy and a search more, and a probe
+ * and a receive request per message). Messages from the others wait in
+ * the PML until the call waits for any peer. False when it does now. */
+static bool survivors_receive_awaited(survivors_comm_t *s)
+{
+    size_t max_bytes = 0;
+    uint32_t peer = 0 == s->failed_seen ? btl_ft_survivors_awaited(s->machine, &max_bytes)
+                                        : BTL_FT_SURVIVORS_ANY_PEER;
+    if (NULL != s->posted && peer != s->posted_peer) {
+        survivors_cancel_posted(s); /* a failure moved the call on */
+        return false;
+    }
+    if (BTL_FT_SURVIVORS_ANY_PEER == peer) {
+        return false;
+    }
+    if (NULL == s->posted) {
+        if (!survivors_inbox_fits(s, max_bytes) ||
+            OMPI_SUCCESS != MCA_PML_CALL(irecv(s->inbox, max_bytes, MPI_BYTE, (int) peer, MCA_COLL_BASE_TAG_SURVIVORS,
+                                               s->comm, &s->posted))) {
+            s->posted = NULL;
+            return false;
+        }
+        s->posted_peer = peer;
+    }
+    if (!REQUEST_COMPLETE(s->posted)) {
+        opal_progress(); /* the progress of a turn */
+        if (!REQUEST_COMPLETE(s->posted)) {
+            return true;
+        }
+    }
+    survivors_take_posted(s);
+    return true;
+}
+
 static void survivors_step(survivors_comm_t *s, bool in_call)
 {
     survivors_feed_failures(s);
-    survivors_drain(s, in_call);
+    if (!in_call || !survivors_receive_awaited(s)) {
+        survivors_cancel_posted(s);
+        survivors_drain(s, in_call);
+    }
     survivors_reap(s);
 }
 
@@ -322,6 +413,7 @@ static int survivors_delete_attr(MPI_Comm comm, int keyval, void *attribute, voi
     if (NULL == survivors_all) {
         opal_progress_unregister(survivors_progress);
     }
+    survivors_cancel_posted(s);
     survivors_reap(s);
     /* A send still pending goes to a process that failed: its request is
      * released, its bytes left to it rather than freed under the PML. */
@@ -513,6 +605,7 @@ static int survivors_run(survivors_comm_t *s, const void *value, size_t bytes, i
         survivors_step(s, true);
         status = btl_ft_survivors_status(s->machine);
     }
+    survivors_cancel_posted(s); /* none is left, unless a failure ended the call */
     s->busy = false;
     return BTL_FT_SURVIVORS_DONE == status ? MPI_SUCCESS : MPI_ERR_PROC_FAILED;
 }
