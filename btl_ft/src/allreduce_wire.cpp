@@ -66,7 +66,11 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     if (in.ok() && (out.root >= root_limit || out.decided_by > fast_path_decider(bounds.size))) {
         in.fail(status::rank_out_of_range);
     }
-    read_ranges(in, bounds.size, out.contributors);
+    if (out.type == msg_type::exchange) {
+        out.contributors.clear();
+    } else {
+        read_ranges(in, bounds.size, out.contributors);
+    }
     read_value(in, bounds.max_value_bytes, out.value);
     if (in.ok() && in.left() != 0) in.fail(status::trailing_bytes);
     return in.error();
@@ -77,6 +81,7 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
 // fast-path exchange's handling.
 void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
             std::span<const std::byte> value, std::vector<std::byte>& out) {
+    BTL_FT_ASSERT(type != msg_type::exchange, "an exchange encoded with contributors");
     const std::size_t varints = 5 + 2 * contributors.ranges().size();  // sequence, root, decided_by, count, length
     out.resize(wire::header_bytes + wire::max_varint_bytes * varints + value.size());
     wire::codec::array_writer put(out);
@@ -96,8 +101,24 @@ void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_b
     out.resize(put.size());
 }
 
+void encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
+                     std::vector<std::byte>& out) {
+    out.resize(wire::header_bytes + wire::max_varint_bytes * 3 + value.size());
+    wire::codec::array_writer put(out);
+    put.header(magic0, magic1, version, static_cast<std::uint8_t>(msg_type::exchange));
+    put.varint(sequence);
+    put.varint(step);
+    put.varint(static_cast<std::uint32_t>(value.size()));
+    put.bytes(value);
+    out.resize(put.size());
+}
+
 void encode(const message& in, std::vector<std::byte>& out) {
-    encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out);
+    if (in.type == msg_type::exchange) {
+        encode_exchange(in.sequence, in.root, in.value, out);
+    } else {
+        encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out);
+    }
 }
 
 }  // namespace btl_ft::allreduce_wire

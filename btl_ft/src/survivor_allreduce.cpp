@@ -17,7 +17,11 @@ namespace btl_ft {
 
 survivor_allreduce::survivor_allreduce(const allreduce_config& config, collective_transport& transport,
                                        const reduce_operation& operation)
-    : config_(config), transport_(transport), operation_(operation), tree_(config.size, config.radix) {
+    : config_(config),
+      transport_(transport),
+      operation_(operation),
+      tree_(config.size, config.radix),
+      everyone_({{0, config.size}}) {
     BTL_FT_ASSERT(config.self < config.size, "allreduce self out of range");
 }
 
@@ -335,6 +339,29 @@ allreduce_status survivor_allreduce::status() const {
     return op.self_in_result ? allreduce_status::done : allreduce_status::excluded;
 }
 
+// While nothing is known failed, a process waits for one peer at a time,
+// but while it combines its subtree's partials (the root, an inner node):
+// on the fast path, the step's partner; on the tree, the sender of its
+// result: the root for its successor (PREPARE), the successor for the
+// root's other children (it sends down on the root's behalf), the parent
+// for the others. Repairs bring messages from anyone, and so may a call
+// that left the fast path for a message of the tree, sent by a process
+// that knows a failure this one does not yet.
+survivor_allreduce::awaited_message survivor_allreduce::awaited() const {
+    if (status() != allreduce_status::running || !failed_.empty() || current_->fell_back) return {};
+    const call& op = *current_;
+    rank_t from = no_rank;
+    if (op.fast) {
+        from = fast_partner(op);
+    } else if (op.frozen) {  // root 0, its successor 1
+        const rank_t parent = tree_.parent(config_.self);
+        from = config_.self == 1 ? 0 : parent == 0 ? 1 : parent;
+    }
+    if (from == no_rank) return {};
+    const std::size_t previous_bytes = previous_ ? previous_->value.size() : 0;
+    return {from, allreduce_wire::max_message_bytes(config_.size, std::max(op.value.size(), previous_bytes))};
+}
+
 std::span<const std::byte> survivor_allreduce::result() const {
     BTL_FT_ASSERT(current_ && current_->decided, "allreduce result asked before the call decided");
     return current_->result_value;
@@ -385,12 +412,13 @@ void append_rank(std::string& out, rank_t rank) { out += rank == no_rank ? "none
 std::string survivor_allreduce::describe(const call& op) const {
     std::string out = "call ";
     out += std::to_string(op.sequence);
-    if (op.fast) {
+    if (op.fast) {  // what it combined follows from the step
         out += ": fast path at step ";
         out += std::to_string(op.step);
+    } else {
+        out += ": combined ";
+        append_set(out, op.combined);
     }
-    out += op.fast ? ", combined " : ": combined ";
-    append_set(out, op.combined);
     if (op.frozen) {
         out += ", partial ";
         append_set(out, op.partial_set);

@@ -37,12 +37,16 @@ struct survivor_allreduce::call {
     rank_t prepared = no_rank;
     rank_t delegated_by = no_rank;  // the root this process sends down for
     // FAST: recursive doubling while nothing fails. `step` is the next
-    // step this process takes; exchanges wait by step until it does.
+    // step this process takes; the values of exchanges wait by step until
+    // it does, each in its slice of exchange_values. `combined` stays this
+    // process's own set meanwhile: what it has combined follows from the
+    // step.
     bool fast = false;
     std::uint32_t step = 0;
     bool step_sent = false;  // this process's message of `step` has gone
-    std::vector<allreduce_wire::message> exchanges;
-    std::uint64_t exchange_held = 0;  // bit `step`: exchanges[step] has come (steps < 34)
+    bool fell_back = false;  // the call left the fast path for the tree
+    std::vector<std::byte> exchange_values;
+    std::uint64_t exchange_held = 0;  // bit `step`: its value has come (steps < 34)
     std::vector<std::byte> own;  // its own value, for a fall back to the tree
     // The call met a failure (one known after it began) or a message of
     // the tree.
@@ -66,7 +70,7 @@ struct survivor_allreduce::call {
         reuse(fresh.result_value, result_value);
         reuse(fresh.result_set, result_set);
         reuse(fresh.result_sent_to, result_sent_to);
-        fresh.exchanges = std::move(exchanges);  // kept whole; exchange_held says none has come
+        reuse(fresh.exchange_values, exchange_values);
         reuse(fresh.own, own);
         *this = std::move(fresh);
     }

@@ -57,9 +57,12 @@ bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
 void survivor_allreduce::start_fast(call& op) {
     op.fast = true;
     op.own = op.value;  // for a fall back to the tree
-    const std::size_t steps = doubling_of(config_.size).rounds + 2;
-    if (op.exchanges.size() < steps) op.exchanges.resize(steps);
+    op.exchange_values.resize((doubling_of(config_.size).rounds + 2) * op.value.size());
     op.exchange_held = 0;
+}
+
+std::span<std::byte> survivor_allreduce::exchange_value(call& op, std::uint32_t step) {
+    return std::span(op.exchange_values).subspan(step * op.value.size(), op.value.size());
 }
 
 void survivor_allreduce::progress_fast(call& op) {
@@ -71,15 +74,13 @@ void survivor_allreduce::progress_fast(call& op) {
             op.step = rounds + 1;
             op.step_sent = true;
         }
-        if (op.exchange_held & bit(rounds + 1)) {
-            const allreduce_wire::message& result = op.exchanges[rounds + 1];
-            finish_fast(op, result.value, result.contributors);
-        }
+        if (op.exchange_held & bit(rounds + 1)) finish_fast(op, exchange_value(op, rounds + 1));
         return;
     }
     if (op.step == 0) {
         if (self + power < config_.size) {
-            if (!(op.exchange_held & bit(0)) || !combine_exchange(op, 0)) return;
+            if (!(op.exchange_held & bit(0))) return;
+            operation_.combine(op.value, exchange_value(op, 0));
         }
         op.step = 1;
     }
@@ -88,13 +89,13 @@ void survivor_allreduce::progress_fast(call& op) {
             send_exchange(op, op.step, self ^ (rank_t{1} << (op.step - 1)));
             op.step_sent = true;
         }
-        if (!(op.exchange_held & bit(op.step)) || !combine_exchange(op, op.step)) return;
+        if (!(op.exchange_held & bit(op.step))) return;
+        operation_.combine(op.value, exchange_value(op, op.step));
         ++op.step;
         op.step_sent = false;
     }
     if (self + power < config_.size) send_exchange(op, rounds + 1, self + power);
-    // op's own value and set: finish_fast reads them before it changes op
-    finish_fast(op, op.value, op.combined);
+    finish_fast(op, op.value);
 }
 
 void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wire::message& message) {
@@ -108,52 +109,32 @@ void survivor_allreduce::take_exchange(call& op, rank_t from, const allreduce_wi
         ++stats_.malformed;  // not a message this process expects of that sender
         return;
     }
-    op.exchanges[step] = message;  // into the slot's storage
+    std::ranges::copy(message.value, exchange_value(op, step).begin());  // deliver checked its length
     op.exchange_held |= bit(step);
 }
 
-// False when the exchange overlaps what is combined (never, unless a peer
-// broke the protocol): the call then falls back to the tree.
-bool survivor_allreduce::combine_exchange(call& op, std::uint32_t step) {
-    const allreduce_wire::message& in = op.exchanges[step];
-    if (op.combined.intersects(in.contributors)) {
-        ++stats_.overlapping;
-        fall_back(op);
-        return false;
-    }
-    operation_.combine(op.value, in.value);
-    op.combined.unite(in.contributors);
-    return true;
-}
-
-void survivor_allreduce::finish_fast(call& op, std::span<const std::byte> value, const rank_ranges& set) {
-    if (set.count() != config_.size) {  // a peer broke the protocol
-        fall_back(op);
-        return;
-    }
+// Every rank is in: the fast path's steps cover the job once each.
+void survivor_allreduce::finish_fast(call& op, std::span<const std::byte> value) {
     op.fast = false;
     op.exchange_held = 0;
-    adopt(op, value, set, allreduce_wire::fast_path_decider(config_.size), 0);
+    adopt(op, value, everyone_, allreduce_wire::fast_path_decider(config_.size), 0);
     op.fast_result = true;
     ++stats_.fast_done;
 }
 
-survivor_allreduce::awaited_message survivor_allreduce::awaited() const {
-    if (status() != allreduce_status::running || !current_->fast) return {};
-    const std::size_t previous_bytes = previous_ ? previous_->value.size() : 0;
-    return {exchange_sender(config_.size, config_.self, current_->step),
-            allreduce_wire::max_message_bytes(config_.size, std::max(current_->value.size(), previous_bytes))};
+rank_t survivor_allreduce::fast_partner(const call& op) const {
+    return exchange_sender(config_.size, config_.self, op.step);
 }
 
 void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) {
-    allreduce_wire::encode(allreduce_wire::msg_type::exchange, op.sequence, step, 0, op.combined, op.value,
-                           scratch_);
+    allreduce_wire::encode_exchange(op.sequence, step, op.value, scratch_);
     transport_.send(to, scratch_);
     ++stats_.exchanges_sent;
 }
 
 void survivor_allreduce::fall_back(call& op) {
     op.fast = false;
+    op.fell_back = true;
     op.exchange_held = 0;
     op.value = op.own;
     op.combined.assign_one(config_.self);

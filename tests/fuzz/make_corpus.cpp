@@ -60,10 +60,11 @@ int main(int argc, char** argv) {
     const std::vector<std::byte> value(8, std::byte{0x11});
     using allreduce_wire::msg_type;
     for (const auto& [type, name] : {std::pair{msg_type::partial, "ar_partial"}, std::pair{msg_type::hold, "ar_hold"},
-                                     std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"},
-                                     std::pair{msg_type::exchange, "ar_exchange"}}) {
+                                     std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"}}) {
         allreduce_wire::encode(type, 4, 1, 2, contributors, value, out);
         write(directory, name, out);
     }
+    allreduce_wire::encode_exchange(4, 1, value, out);
+    write(directory, "ar_exchange", out);
     return 0;
 }

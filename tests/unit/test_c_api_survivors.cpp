@@ -184,9 +184,10 @@ TEST(CApiSurvivors, AFailureFreeCallTakesTheFastPath) {
 }
 
 // The peer to receive from: the round's partner on the fast path, with
-// room for any message of an 8-byte value; any peer on the tree, and
-// once the call is done.
-TEST(CApiSurvivors, TheAwaitedPeerIsTheRoundsPartner) {
+// room for any message of an 8-byte value; on the tree, any peer for the
+// root combining partials and the root for its successor, which waits
+// for the decision; nobody once the call is done.
+TEST(CApiSurvivors, TheAwaitedPeerIsTheRoundsPartnerOrTheResultsSender) {
     job fast(4, 2, sizeof(std::uint64_t));
     fast.begin();
     size_t max_bytes = 0;
@@ -196,7 +197,8 @@ TEST(CApiSurvivors, TheAwaitedPeerIsTheRoundsPartner) {
     EXPECT_EQ(btl_ft_survivors_awaited(fast.machine[1], &max_bytes), BTL_FT_SURVIVORS_ANY_PEER);
     job tree(4, 2, 0);
     tree.begin();
-    EXPECT_EQ(btl_ft_survivors_awaited(tree.machine[1], &max_bytes), BTL_FT_SURVIVORS_ANY_PEER);
+    EXPECT_EQ(btl_ft_survivors_awaited(tree.machine[0], &max_bytes), BTL_FT_SURVIVORS_ANY_PEER);
+    EXPECT_EQ(btl_ft_survivors_awaited(tree.machine[1], &max_bytes), 0u);
 }
 
 // The bound set between calls, as the shim sets the one its processes

@@ -10,8 +10,12 @@
 //   RESULT   sequence, root, decided_by, contributors, value
 //                                              (down the tree; root: the root it travels under)
 //   PREPARE  as RESULT                         (root to its successor, which sends it down)
-//   EXCHANGE sequence, step, contributors, value
-//                                              (the fast path: recursive doubling)
+//   EXCHANGE sequence, step, value             (the fast path: recursive doubling)
+//
+// An EXCHANGE carries no contributors: while nothing fails, what its
+// sender has combined by a step follows from its rank and the step
+// (survivor_allreduce_fast.cpp), and its receiver falls back to the tree,
+// with its own value alone, as soon as anything fails.
 //
 // decided_by is a rank, or the size of the job for a result of the fast
 // path, which no single process decided (fast_path_decider).
@@ -34,7 +38,7 @@ namespace btl_ft::allreduce_wire {
 
 inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
 inline constexpr std::uint8_t magic1 = 0x72;  // 'r'
-inline constexpr std::uint8_t version = 2;
+inline constexpr std::uint8_t version = 3;
 
 enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, exchange = 5 };
 
@@ -43,7 +47,7 @@ struct message {
     std::uint32_t sequence = 0;
     rank_t root = 0;        // result, prepare; exchange: the step
     rank_t decided_by = 0;  // hold, result, prepare
-    rank_ranges contributors;
+    rank_ranges contributors;  // empty in an exchange
     std::vector<std::byte> value;
 };
 
@@ -65,8 +69,10 @@ inline constexpr std::size_t max_message_bytes(rank_t size, std::size_t value_by
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
 void encode(const message& in, std::vector<std::byte>& out);
-// The same, from parts, without building a message.
+// The same, from parts, without building a message (not an exchange).
 void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
             std::span<const std::byte> value, std::vector<std::byte>& out);
+void encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
+                     std::vector<std::byte>& out);
 
 }  // namespace btl_ft::allreduce_wire

@@ -103,11 +103,12 @@ int btl_ft_survivors_begin(btl_ft_survivors_t *survivors, const void *value, siz
 void btl_ft_survivors_message(btl_ft_survivors_t *survivors, uint32_t from, const void *bytes, size_t length);
 int btl_ft_survivors_status(const btl_ft_survivors_t *survivors);
 /* The one peer whose message the current call waits for, when it waits for
- * one alone (the fast path), and in *max_bytes the longest that message is
- * unless the peer left the fast path: the caller may then receive from that
- * peer alone, into that many bytes, as a collective does (a longer message
- * it would have truncated must be taken whole in another way). Else
- * BTL_FT_SURVIVORS_ANY_PEER: messages from any peer are awaited. */
+ * one alone (while no failure is known: a step of the fast path, or the
+ * result on the tree), and in *max_bytes the longest message that peer
+ * may send first: the caller may then receive from that peer alone, into
+ * that many bytes, as a collective does, and leave the others' messages
+ * queued until the call waits for any peer. Else
+ * BTL_FT_SURVIVORS_ANY_PEER. */
 #define BTL_FT_SURVIVORS_ANY_PEER UINT32_MAX
 uint32_t btl_ft_survivors_awaited(const btl_ft_survivors_t *survivors, size_t *max_bytes);
 /* Status DONE: the result (as long as the value given to begin). */

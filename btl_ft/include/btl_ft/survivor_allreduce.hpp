@@ -162,12 +162,14 @@ public:
 
     allreduce_status status() const;
     // The one peer whose message the current call waits for, when it waits
-    // for one alone (the fast path, step by step), else `from` no_rank:
-    // lets the caller post a receive for that peer alone, as a collective
-    // does. What that peer sends first may also be a message of the tree
-    // (it left the fast path) or of the previous call, so max_bytes bounds
-    // any message of this call's value or the previous one's: the peer can
-    // send nothing of the next call before this one's exchange.
+    // for one alone (while nothing is known failed: a step of the fast
+    // path, or a result of the tree), else `from` no_rank: lets the caller
+    // post a receive for that peer alone, as a collective does, and leave
+    // the others' messages queued meanwhile. What that peer sends first may
+    // also be a message of the tree (it left the fast path) or of the
+    // previous call, so max_bytes bounds any message of this call's value
+    // or the previous one's: the peer sends nothing of the next call
+    // before what this one awaits.
     struct awaited_message {
         rank_t from = no_rank;
         std::size_t max_bytes = 0;
@@ -207,9 +209,10 @@ private:
     void start_fast(call& op);
     void progress_fast(call& op);
     void take_exchange(call& op, rank_t from, const allreduce_wire::message& message);
-    bool combine_exchange(call& op, std::uint32_t step);
+    static std::span<std::byte> exchange_value(call& op, std::uint32_t step);
+    rank_t fast_partner(const call& op) const;  // who sends op's current step
     void send_exchange(call& op, std::uint32_t step, rank_t to);
-    void finish_fast(call& op, std::span<const std::byte> value, const rank_ranges& set);
+    void finish_fast(call& op, std::span<const std::byte> value);
     void fall_back(call& op);
     bool report_fast_result(call& op);
     rank_t successor() const;  // the lowest rank above this one not known failed
@@ -220,6 +223,7 @@ private:
     const reduce_operation& operation_;
     knomial_tree tree_;
     dead_set failed_;
+    rank_ranges everyone_;  // every rank of the job: a result of the fast path's contributors
     bool self_failed_ = false;
     std::unique_ptr<call> current_;
     std::unique_ptr<call> previous_;

@@ -353,8 +353,9 @@ static void survivors_cancel_posted(survivors_comm_t *s)
     survivors_take_posted(s);
 }
 
-/* While no failure is known and a call waits for one peer alone (the fast
- * path), a receive posted for that peer, as MPI_Allreduce posts its own:
+/* While no failure is known and a call waits for one peer alone (a step of
+ * the fast path, or the result on the tree), a receive posted for that
+ * peer, as MPI_Allreduce posts its own:
  * the PML matches the message as it arrives, where a probe finds it only
  * once it is queued as unexpected (a copy and a search more, and a probe
  * and a receive request per message). Messages from the others wait in
