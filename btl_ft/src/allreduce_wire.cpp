@@ -48,6 +48,14 @@ void read_value(wire::codec::reader& in, std::size_t max_value_bytes, std::vecto
     in.copy(out);
 }
 
+// Grows `buffer` to `bound` bytes if it is shorter: the space a message
+// is written into in place, byte by byte push_backs having cost more than
+// the rest of a fast-path exchange's handling.
+std::span<std::byte> room(std::vector<std::byte>& buffer, std::size_t bound) {
+    if (buffer.size() < bound) buffer.resize(bound);
+    return buffer;
+}
+
 }  // namespace
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out) {
@@ -76,15 +84,12 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     return in.error();
 }
 
-// Written in place into bytes sized for its longest form, then cut to
-// what it took: a byte-by-byte push_back cost more than the rest of a
-// fast-path exchange's handling.
-void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
-            std::span<const std::byte> value, std::vector<std::byte>& out) {
+std::span<const std::byte> encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by,
+                                  const rank_ranges& contributors, std::span<const std::byte> value,
+                                  std::vector<std::byte>& buffer) {
     BTL_FT_ASSERT(type != msg_type::exchange, "an exchange encoded with contributors");
     const std::size_t varints = 5 + 2 * contributors.ranges().size();  // sequence, root, decided_by, count, length
-    out.resize(wire::header_bytes + wire::max_varint_bytes * varints + value.size());
-    wire::codec::array_writer put(out);
+    wire::codec::array_writer put(room(buffer, wire::header_bytes + wire::max_varint_bytes * varints + value.size()));
     put.header(magic0, magic1, version, static_cast<std::uint8_t>(type));
     put.varint(sequence);
     if (has_root(type)) put.varint(root);
@@ -98,27 +103,27 @@ void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_b
     }
     put.varint(static_cast<std::uint32_t>(value.size()));
     put.bytes(value);
-    out.resize(put.size());
+    return put.used();
 }
 
-void encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
-                     std::vector<std::byte>& out) {
-    out.resize(wire::header_bytes + wire::max_varint_bytes * 3 + value.size());
-    wire::codec::array_writer put(out);
+std::span<const std::byte> encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
+                                           std::vector<std::byte>& buffer) {
+    wire::codec::array_writer put(room(buffer, wire::header_bytes + wire::max_varint_bytes * 3 + value.size()));
     put.header(magic0, magic1, version, static_cast<std::uint8_t>(msg_type::exchange));
     put.varint(sequence);
     put.varint(step);
     put.varint(static_cast<std::uint32_t>(value.size()));
     put.bytes(value);
-    out.resize(put.size());
+    return put.used();
 }
 
 void encode(const message& in, std::vector<std::byte>& out) {
-    if (in.type == msg_type::exchange) {
-        encode_exchange(in.sequence, in.root, in.value, out);
-    } else {
-        encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out);
-    }
+    const std::size_t length = in.type == msg_type::exchange
+                                   ? encode_exchange(in.sequence, in.root, in.value, out).size()
+                                   : encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value,
+                                            out)
+                                         .size();
+    out.resize(length);
 }
 
 }  // namespace btl_ft::allreduce_wire

@@ -196,9 +196,8 @@ void survivor_allreduce::progress_up(call& op) {
     if (!op.frozen) return;
     const rank_t up = nearest_live_parent(config_.self);
     if (up == op.partial_sent_to) return;
-    allreduce_wire::encode(allreduce_wire::msg_type::partial, op.sequence, 0, 0, op.partial_set, op.partial_value,
-                           scratch_);
-    transport_.send(up, scratch_);
+    transport_.send(up, allreduce_wire::encode(allreduce_wire::msg_type::partial, op.sequence, 0, 0, op.partial_set,
+                                               op.partial_value, scratch_));
     ++stats_.partials_sent;
     op.partial_sent_to = up;
 }
@@ -234,9 +233,8 @@ void survivor_allreduce::progress_down(call& op) {
         op.prepared = no_rank;
     } else if (current_root != config_.self && failed_.contains(op.result_root) &&
                nearest_live_parent(config_.self) == current_root && op.hold_sent_to != current_root) {
-        allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0, op.decided_by, op.result_set,
-                               op.result_value, scratch_);
-        transport_.send(current_root, scratch_);
+        transport_.send(current_root, allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0,
+                                                             op.decided_by, op.result_set, op.result_value, scratch_));
         ++stats_.holds_sent;
         op.hold_sent_to = current_root;
     }
@@ -275,9 +273,8 @@ bool survivor_allreduce::prepare(call& op) {
 }
 
 void survivor_allreduce::send_result(call& op, rank_t to, allreduce_wire::msg_type type) {
-    allreduce_wire::encode(type, op.sequence, op.result_root, op.decided_by, op.result_set, op.result_value,
-                           scratch_);
-    transport_.send(to, scratch_);
+    transport_.send(to, allreduce_wire::encode(type, op.sequence, op.result_root, op.decided_by, op.result_set,
+                                               op.result_value, scratch_));
     ++stats_.results_sent;
     op.result_sent_to.insert(std::lower_bound(op.result_sent_to.begin(), op.result_sent_to.end(), to), to);
 }

@@ -57,7 +57,8 @@ bool survivor_allreduce::fast_eligible(std::size_t value_bytes) const {
 void survivor_allreduce::start_fast(call& op) {
     op.fast = true;
     op.own = op.value;  // for a fall back to the tree
-    op.exchange_values.resize((doubling_of(config_.size).rounds + 2) * op.value.size());
+    const std::size_t slices = (doubling_of(config_.size).rounds + 2) * op.value.size();
+    if (op.exchange_values.size() < slices) op.exchange_values.resize(slices);
     op.exchange_held = 0;
 }
 
@@ -127,8 +128,7 @@ rank_t survivor_allreduce::fast_partner(const call& op) const {
 }
 
 void survivor_allreduce::send_exchange(call& op, std::uint32_t step, rank_t to) {
-    allreduce_wire::encode_exchange(op.sequence, step, op.value, scratch_);
-    transport_.send(to, scratch_);
+    transport_.send(to, allreduce_wire::encode_exchange(op.sequence, step, op.value, scratch_));
     ++stats_.exchanges_sent;
 }
 
@@ -153,9 +153,8 @@ bool survivor_allreduce::report_fast_result(call& op) {
         return false;
     }
     if (op.hold_sent_to != current_root) {
-        allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0, op.decided_by, op.result_set,
-                               op.result_value, scratch_);
-        transport_.send(current_root, scratch_);
+        transport_.send(current_root, allreduce_wire::encode(allreduce_wire::msg_type::hold, op.sequence, 0,
+                                                             op.decided_by, op.result_set, op.result_value, scratch_));
         ++stats_.holds_sent;
         op.hold_sent_to = current_root;
     }

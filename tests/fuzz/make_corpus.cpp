@@ -61,10 +61,8 @@ int main(int argc, char** argv) {
     using allreduce_wire::msg_type;
     for (const auto& [type, name] : {std::pair{msg_type::partial, "ar_partial"}, std::pair{msg_type::hold, "ar_hold"},
                                      std::pair{msg_type::result, "ar_result"}, std::pair{msg_type::prepare, "ar_prepare"}}) {
-        allreduce_wire::encode(type, 4, 1, 2, contributors, value, out);
-        write(directory, name, out);
+        write(directory, name, allreduce_wire::encode(type, 4, 1, 2, contributors, value, out));
     }
-    allreduce_wire::encode_exchange(4, 1, value, out);
-    write(directory, "ar_exchange", out);
+    write(directory, "ar_exchange", allreduce_wire::encode_exchange(4, 1, value, out));
     return 0;
 }

@@ -300,18 +300,16 @@ TEST(SurvivorAllreduce, MalformedAndForeignMessagesAreDroppedAndCounted) {
     const std::vector<std::byte> garbage(5, std::byte{0x66});
     process.on_message(0, garbage);
     process.on_message(9, garbage);
-    std::vector<std::byte> bytes;
-    allreduce_wire::encode(allreduce_wire::msg_type::partial, 7, 0, 0, rank_ranges::of(0),
-                           std::vector<std::byte>(8), bytes);
-    process.on_message(0, bytes);  // a call far ahead
+    std::vector<std::byte> buffer;
+    process.on_message(0, allreduce_wire::encode(allreduce_wire::msg_type::partial, 7, 0, 0, rank_ranges::of(0),
+                                                 std::vector<std::byte>(8), buffer));  // a call far ahead
     EXPECT_EQ(process.stats().received, 3u);
     EXPECT_EQ(process.stats().malformed, 2u);
     EXPECT_EQ(process.stats().out_of_sequence, 1u);
     // A value of another length than the call's.
     process.begin(std::vector<std::byte>(8));
-    allreduce_wire::encode(allreduce_wire::msg_type::partial, 1, 0, 0, rank_ranges::of(3),
-                           std::vector<std::byte>(4), bytes);
-    process.on_message(3, bytes);
+    process.on_message(3, allreduce_wire::encode(allreduce_wire::msg_type::partial, 1, 0, 0, rank_ranges::of(3),
+                                                 std::vector<std::byte>(4), buffer));
     EXPECT_EQ(process.stats().malformed, 3u);
     EXPECT_EQ(process.status(), allreduce_status::running);
 }

@@ -68,11 +68,15 @@ inline constexpr std::size_t max_message_bytes(rank_t size, std::size_t value_by
 }
 
 wire::status decode(std::span<const std::byte> bytes, const limits& bounds, message& out);
+// `out` ends as the message's bytes.
 void encode(const message& in, std::vector<std::byte>& out);
-// The same, from parts, without building a message (not an exchange).
-void encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by, const rank_ranges& contributors,
-            std::span<const std::byte> value, std::vector<std::byte>& out);
-void encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
-                     std::vector<std::byte>& out);
+// The same from parts, into `buffer` grown to the message's longest form
+// and never shrunk (a sender's scratch: it neither shrinks nor fills
+// again call after call): the message is the part returned.
+std::span<const std::byte> encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by,
+                                  const rank_ranges& contributors, std::span<const std::byte> value,
+                                  std::vector<std::byte>& buffer);  // not an exchange
+std::span<const std::byte> encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
+                                           std::vector<std::byte>& buffer);
 
 }  // namespace btl_ft::allreduce_wire

@@ -355,24 +355,26 @@ static void survivors_cancel_posted(survivors_comm_t *s)
 
 /* While no failure is known and a call waits for one peer alone (a step of
  * the fast path, or the result on the tree), a receive posted for that
- * peer, as MPI_Allreduce posts its own:
- * the PML matches the message as it arrives, where a probe finds it only
- * once it is queued as unexpected (a copy and a search more, and a probe
- * and a receive request per message). Messages from the others wait in
- * the PML until the call waits for any peer. False when it does now. */
+ * peer, as MPI_Allreduce posts its own: the PML matches the message as it
+ * arrives, where a probe finds it only once it is queued as unexpected (a
+ * copy and a search more, and a probe and a receive request per message).
+ * Messages from the others wait in the PML until the call waits for any
+ * peer. False when it does now. */
 static bool survivors_receive_awaited(survivors_comm_t *s)
 {
     size_t max_bytes = 0;
-    uint32_t peer = 0 == s->failed_seen ? btl_ft_survivors_awaited(s->machine, &max_bytes)
-                                        : BTL_FT_SURVIVORS_ANY_PEER;
-    if (NULL != s->posted && peer != s->posted_peer) {
-        survivors_cancel_posted(s); /* a failure moved the call on */
+    uint32_t peer;
+    if (0 != s->failed_seen) {
+        survivors_cancel_posted(s); /* a failure moves the call on */
         return false;
     }
-    if (BTL_FT_SURVIVORS_ANY_PEER == peer) {
-        return false;
-    }
+    /* while the receive is posted only its message, or a failure, moves
+     * the call on */
     if (NULL == s->posted) {
+        peer = btl_ft_survivors_awaited(s->machine, &max_bytes);
+        if (BTL_FT_SURVIVORS_ANY_PEER == peer) {
+            return false;
+        }
         if (!survivors_inbox_fits(s, max_bytes) ||
             OMPI_SUCCESS != MCA_PML_CALL(irecv(s->inbox, max_bytes, MPI_BYTE, (int) peer, MCA_COLL_BASE_TAG_SURVIVORS,
                                                s->comm, &s->posted))) {
@@ -550,15 +552,13 @@ static void survivors_report(survivors_comm_t *s, const char *what)
 
 static int survivors_contributor_group(survivors_comm_t *s, ompi_group_t **contributors)
 {
-    size_t ranges = btl_ft_survivors_contributors(s->machine, NULL, 0);
     uint32_t *pairs, whole[2];
+    size_t ranges = btl_ft_survivors_contributors(s->machine, whole, 1);
     int *ranks, count = 0, rc;
-    if (1 == ranges) { /* every rank, as when nothing failed: the
-                        * communicator's group, as MPI_Comm_group gives it */
-        btl_ft_survivors_contributors(s->machine, whole, 1);
-        if (0 == whole[0] && (uint32_t) ompi_comm_size(s->comm) == whole[1]) {
-            return OMPI_SUCCESS == ompi_comm_group(s->comm, contributors) ? MPI_SUCCESS : MPI_ERR_INTERN;
-        }
+    /* every rank, as when nothing failed: the communicator's group, as
+     * MPI_Comm_group gives it */
+    if (1 == ranges && 0 == whole[0] && (uint32_t) ompi_comm_size(s->comm) == whole[1]) {
+        return OMPI_SUCCESS == ompi_comm_group(s->comm, contributors) ? MPI_SUCCESS : MPI_ERR_INTERN;
     }
     pairs = malloc(sizeof(*pairs) * 2 * (ranges ? ranges : 1));
     ranks = malloc(sizeof(*ranks) * (size_t) ompi_comm_size(s->comm));
