@@ -57,6 +57,17 @@ def _latency(records, table, fmt):
                   "ratio (median)", "runs"], rows)
 
 
+def _instructions(records, table, fmt):
+    rows = []
+    for test in sorted({r["test"] for r in records}, key=lambda t: int(t.split("_")[1][:-1])):
+        runs = [r for r in records if r["test"] == test and r["ratio"] is not None]
+        if runs:
+            rows.append([test.split("_")[1], fmt(common.median([r["mpi_instructions"] for r in runs]), 0),
+                         fmt(common.median([r["survivors_instructions"] for r in runs]), 0),
+                         fmt(common.median([r["ratio"] for r in runs]), 2), len(runs)])
+    return table(["bytes", "MPI_Allreduce", "survivor allreduce", "ratio (median)", "runs"], rows)
+
+
 def _timed(runs):
     return [r["ms"] for r in runs if r["ms"] is not None and r["consistent"]]
 
@@ -113,6 +124,7 @@ def section(table, fmt):
     if not records:
         return "No results (benchmarks/survivors/run_survivors.py)."
     latency = [r for r in records if r["part"] == "latency"]
+    counted = [r for r in records if r["part"] == "instructions" and "skipped" not in r]
     faults = [r for r in records if r["part"] == "faults"]
     skipped = [r["skipped"] for r in records if "skipped" in r]
     measured = sorted({r["commit"] or "?" for r in records})
@@ -125,6 +137,9 @@ def section(table, fmt):
             "rows of an earlier commit than 74e26e7 are from then.\n\n"
             + _latency(latency, table, fmt)
             + _nodes_note(records, skipped)
+            + ("\n\nInstructions per failure-free call on rank 0 of 2, run under callgrind (rank 1 "
+               "native), each run a job of its own; they include the turns rank 0 spends waiting, "
+               "a few percent between runs.\n\n" + _instructions(counted, table, fmt) if counted else "")
             + "\n\nUnder failures, 8 bytes, radix 4 (the fast path is off by default at 8 and 16 ranks on this "
               "oversubscribed host), η 10 ms, δ 50 ms: from the failure until every "
               "survivor holds the consistent result (median over the runs). Each rank first makes "

@@ -29,21 +29,30 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            heartbeat detector for a hang, which it does not find otherwise).
            η 10 ms, δ 50 ms everywhere. A run whose survivors disagree, or
            that passes its bound, is recorded as such.
+  instructions  instructions per failure-free call of MPI_Allreduce and of
+           the survivor allreduce, 8 B and 512 B, on rank 0 of 2 run under
+           callgrind (rank 1 native): a count that wall-clock noise does
+           not move, though it holds the turns rank 0 spends waiting for
+           rank 1 (a few percent between runs), so each rep is a job of its
+           own and the report takes medians.
   nodes    both parts again with 8 ranks spread over 2 and over 3 emulated
            nodes (tests/netns: blocks of 4, or of 3, 3 and 2, joined by
            tcp), with the defaults, the fast path, and the tree alone at the
            radixes 4 and 8 failure-free, and every fault case.
            Every configuration runs with mpi_yield_when_idle, stock without
            coll/han (common.across_nodes_mca).
---parts runs some of the three, --setups some of the nodes part's setups;
+--parts runs some of the four, --setups some of the nodes part's setups;
 the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 from benchmarks import common
+from benchmarks.overhead import call_cost
 
 from mpijobs import mpicmd
 from mpijobs import nodes as netns
@@ -57,7 +66,8 @@ DEADLINE_S = 30
 # holding the stage for 30 s.
 STOCK_ACROSS_NODES_DEADLINE_S = 5
 ONE_HOST = "1 host"
-PARTS = ("latency", "faults", "nodes")
+PARTS = ("latency", "instructions", "faults", "nodes")
+INSTRUCTION_ITERATIONS = 20000
 NODE_SETUPS = {"2 nodes": 2, "3 nodes": 3}
 NODE_RANKS = 8
 NODE_RADIXES = (4, 8)
@@ -149,6 +159,36 @@ def latency(sink, jobs, reps):
                                 f"{shown or run.outcome}")
 
 
+def instructions(sink, reps):
+    """Instructions per call on rank 0 of 2 under callgrind, each rep a job."""
+    if not call_cost.available():
+        sink.write({"benchmark": "survivors", "part": "instructions", "skipped": "valgrind is not installed"})
+        common.progress("survivors instructions: skipped, valgrind is not installed")
+        return
+    variant, mca = common.config_mca("btl_ft")
+    exe = common.compile_for(SOURCE, variant)
+    for rep in range(reps):
+        with tempfile.TemporaryDirectory(prefix="survivors_instructions.") as tmp:
+            out = Path(tmp) / "callgrind.out"
+            program = ["sh", "-c", call_cost.RANK0_UNDER_CALLGRIND, "survivors_bench", exe, "instructions",
+                       "--iterations", INSTRUCTION_ITERATIONS]
+            run = common.run_mpi(mpicmd.mpirun(2, program, mca=mca, variant=variant,
+                                               extra=["-x", f"CALLGRIND_OUT={out}"]), 300, expect_records=1)
+            counts = {}
+            for dump in Path(tmp).glob("callgrind.out.*"):
+                thread, trigger, total = call_cost.read_dump(dump)
+                if thread == 1 and trigger and total is not None:  # the application's thread
+                    counts[trigger] = total / INSTRUCTION_ITERATIONS
+        for size in (8, 512):
+            mpi, survivors = counts.get(f"mpi_allreduce_{size}B"), counts.get(f"survivors_{size}B")
+            sink.write({"benchmark": "survivors", "part": "instructions", "setup": ONE_HOST, "ranks": 2,
+                        "rep": rep, "test": f"allreduce_{size}B", "mpi_instructions": mpi,
+                        "survivors_instructions": survivors,
+                        "ratio": survivors / mpi if mpi and survivors else None, "outcome": run.outcome})
+            shown = f"{survivors:.0f} against {mpi:.0f}" if mpi and survivors else run.outcome
+            common.progress(f"survivors instructions {size} B rep {rep + 1}: {shown}")
+
+
 def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep):
     label, config, program_recovery = recovery
     name = config or stock_config(kind)
@@ -226,6 +266,8 @@ def main(argv):
     if "latency" in parts:
         latency(sink, [(ONE_HOST, np, configurations(radixes(np)))
                        for np in ((2, 4, 8) if options.quick else (2, 4, 8, 16))], reps)
+    if "instructions" in parts:
+        instructions(sink, reps)
     if "faults" in parts:
         for np in (8,) if options.quick else (8, 16):
             faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))

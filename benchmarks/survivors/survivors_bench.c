@@ -7,6 +7,13 @@
  *       MPI_Allreduce and MPIX_Comm_allreduce_survivors, interleaved batch
  *       by batch; rank 0 prints {"test":"allreduce_<n>B","mpi_us":m,
  *       "survivors_us":s} with the medians of the batch means.
+ *   survivors_bench instructions [--iterations I]
+ *       for 8 B and 512 B: I calls of MPI_Allreduce, then I of
+ *       MPIX_Comm_allreduce_survivors, each loop framed for callgrind
+ *       (CALLGRIND_ZERO_STATS, then a dump named <call>_<n>B), so that a
+ *       rank run under callgrind counts the instructions of each loop
+ *       alone (run_survivors.py reads rank 0's); rank 0 prints
+ *       {"iterations":I}. Without valgrind the client requests do nothing.
  *   survivors_bench fault --recovery survivors|idiom|detect --victims r1,r2
  *                         [--kind crash|hang] [--when before|during]
  *                         [--serial-ms M]
@@ -38,6 +45,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <valgrind/callgrind.h>
 
 #include "../overhead/median.h"
 
@@ -94,6 +103,28 @@ static void latency(int rank, int batches, int iterations)
         }
     }
     free(in); free(out); free(mpi_us); free(survivors_us);
+}
+
+static void instructions(int rank, int iterations)
+{
+    double in[64] = {0}, out[64];
+    char name[32];
+    for (int bytes = 8; bytes <= 512; bytes *= 64) {
+        int count = bytes / 8;
+        survivors_call(in, out, count); /* warm up both */
+        MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CALLGRIND_ZERO_STATS;
+        for (int i = 0; i < iterations; i++) MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        snprintf(name, sizeof(name), "mpi_allreduce_%dB", bytes);
+        CALLGRIND_DUMP_STATS_AT(name);
+        MPI_Barrier(MPI_COMM_WORLD);
+        CALLGRIND_ZERO_STATS;
+        for (int i = 0; i < iterations; i++) survivors_call(in, out, count);
+        snprintf(name, sizeof(name), "survivors_%dB", bytes);
+        CALLGRIND_DUMP_STATS_AT(name);
+    }
+    if (rank == 0) printf("{\"iterations\":%d}\n", iterations);
 }
 
 static uint64_t idiom(int rank, int *rounds)
@@ -240,6 +271,7 @@ int main(int argc, char **argv)
         }
     }
     if (argc > 1 && !strcmp(argv[1], "latency")) latency(rank, batches, iterations);
+    else if (argc > 1 && !strcmp(argv[1], "instructions")) instructions(rank, iterations);
     else if (argc > 1 && !strcmp(argv[1], "fault")) fault(rank, recovery, victims, victim_count, sig, during, serial_ms);
     MPI_Finalize();
     return 0;
