@@ -31,9 +31,10 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            that passes its bound, is recorded as such.
   instructions  instructions per failure-free call of MPI_Allreduce and of
            the survivor allreduce, 8 B and 512 B, on rank 0 of 2 run under
-           callgrind (rank 1 native): a count that wall-clock noise does
-           not move, though it holds the turns rank 0 spends waiting for
-           rank 1 (a few percent between runs), so each rep is a job of its
+           callgrind (rank 1 native), one rank per core and neither
+           yielding while it waits: a count the clock does not enter, but
+           it holds the turns rank 0 spends waiting for rank 1, which moved
+           it by up to a third between runs, so each rep is a job of its
            own and the report takes medians.
   nodes    both parts again with 8 ranks spread over 2 and over 3 emulated
            nodes (tests/netns: blocks of 4, or of 3, 3 and 2, joined by
@@ -172,8 +173,13 @@ def instructions(sink, reps):
             out = Path(tmp) / "callgrind.out"
             program = ["sh", "-c", call_cost.RANK0_UNDER_CALLGRIND, "survivors_bench", exe, "instructions",
                        "--iterations", INSTRUCTION_ITERATIONS]
-            run = common.run_mpi(mpicmd.mpirun(2, program, mca=mca, variant=variant,
-                                               extra=["-x", f"CALLGRIND_OUT={out}"]), 300, expect_records=1)
+            cmd = mpicmd.mpirun(2, program, mca=mca, variant=variant, extra=["-x", f"CALLGRIND_OUT={out}"])
+            # one rank per core, and not marked oversubscribed (which makes a
+            # waiting process yield): rank 1 answers at once, and the count
+            # holds few of the turns rank 0 spends waiting for it
+            cmd[cmd.index("--bind-to") + 1] = "core"
+            cmd.remove("--oversubscribe")
+            run = common.run_mpi(cmd, 300, expect_records=1)
             counts = {}
             for dump in Path(tmp).glob("callgrind.out.*"):
                 thread, trigger, total = call_cost.read_dump(dump)
