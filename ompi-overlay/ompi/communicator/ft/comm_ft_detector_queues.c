@@ -31,6 +31,8 @@
 #include "ompi_config.h"
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,6 +435,27 @@ bool ompi_comm_ft_queues_watch_wakeup(int fd)
     return 0 == epoll_ctl(queues.epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
+/* epoll_pwait2 (Linux 5.11) sleeps to the nanosecond; before it, and where
+ * a seccomp policy refuses it, epoll_wait takes milliseconds, rounded up so
+ * that a deadline is never woken before. Without this, its ENOSYS ended
+ * every wait at once: the detector thread spun on a core. */
+static int wait_for_events(struct epoll_event *events, int max_events, const struct timespec *timeout)
+{
+    static bool without_pwait2 = false;
+    int64_t ms;
+    int ready;
+
+    if (!without_pwait2) {
+        ready = epoll_pwait2(queues.epoll_fd, events, max_events, timeout, NULL);
+        if (0 <= ready || ENOSYS != errno) {
+            return ready;
+        }
+        without_pwait2 = true;
+    }
+    ms = NULL == timeout ? -1 : (int64_t) timeout->tv_sec * 1000 + (timeout->tv_nsec + 999999) / 1000000;
+    return epoll_wait(queues.epoll_fd, events, max_events, INT32_MAX < ms ? INT32_MAX : (int) ms);
+}
+
 /* Sleeps until something is queued, *stop is set, a watched process ends
  * (ended(rank) is called, here, without any lock), or deadline_ns passes.
  * A wakeup written for what the last step already took only ends the next
@@ -457,7 +480,7 @@ void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
         timeout.tv_nsec = left % NS_PER_S;
         timeout_or_never = &timeout;
     }
-    ready = epoll_pwait2(queues.epoll_fd, events, 8, timeout_or_never, NULL);
+    ready = wait_for_events(events, 8, timeout_or_never);
     for (int i = 0; i < ready; ++i) {
         if (WAKE_TOKEN == events[i].data.u64) {
             (void) !read(queues.wake_fd, &posts, sizeof(posts));
