@@ -118,11 +118,12 @@ std::span<const std::byte> encode_exchange(std::uint32_t sequence, std::uint32_t
 }
 
 void encode(const message& in, std::vector<std::byte>& out) {
-    const std::size_t length = in.type == msg_type::exchange
-                                   ? encode_exchange(in.sequence, in.root, in.value, out).size()
-                                   : encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value,
-                                            out)
-                                         .size();
+    std::size_t length = 0;
+    if (in.type == msg_type::exchange) {
+        length = encode_exchange(in.sequence, in.root, in.value, out).size();
+    } else {
+        length = encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out).size();
+    }
     out.resize(length);
 }
 

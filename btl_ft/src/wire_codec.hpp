@@ -122,7 +122,6 @@ public:
     explicit writer(std::vector<std::byte>& out) : out_(out) { out_.clear(); }
 
     void byte(std::uint8_t value) { out_.push_back(std::byte{value}); }
-    void bytes(std::span<const std::byte> data) { out_.insert(out_.end(), data.begin(), data.end()); }
     void rank_list(std::span<const rank_t> ranks) {
         varint(static_cast<std::uint32_t>(ranks.size()));
         rank_t previous = 0;
@@ -151,7 +150,6 @@ public:
         std::copy(data.begin(), data.end(), into_.begin() + static_cast<std::ptrdiff_t>(at_));
         at_ += data.size();
     }
-    std::size_t size() const { return at_; }
     std::span<const std::byte> used() const { return into_.first(at_); }
 
 private:
