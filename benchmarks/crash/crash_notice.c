@@ -6,12 +6,18 @@
  * runs, so what the barrier waits for is the news of the crash.
  *
  *   crash_notice --victim R --inject-file F [--warmup 20] [--deadline-s 20]
- *                [--hold-file H]
+ *                [--hold-file H] [--victim-mb M]
  *
  * --hold-file: after the warmup rank 0 creates H, and every rank waits
  * (in allreduces) until H is gone before the crash: time for whoever
  * watches H to change the machine first (the benchmark stops the runtime's
  * daemon there, so that only what the processes see themselves is left).
+ *
+ * --victim-mb: the victim first writes M MiB of its own (small pages), so
+ * that the kernel takes a while to free them once it is killed: each
+ * survivor then also says whether the victim had ended (a pidfd it holds on
+ * it was readable) when its barrier failed, "victim_ended" (null without
+ * the option).
  *
  * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
  * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
@@ -24,15 +30,18 @@
 #include <mpi-ext.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../../tests/mpi/ulfm_common.h"
 
-static int victim = -1, warmup = 20, deadline_s = 20;
+static int victim = -1, warmup = 20, deadline_s = 20, victim_mb = 0;
 static const char *inject_file = NULL, *hold_file = NULL;
 
 static void parse(int argc, char **argv)
@@ -43,6 +52,7 @@ static void parse(int argc, char **argv)
         else if (0 == strcmp(argv[i], "--warmup")) warmup = atoi(argv[i + 1]);
         else if (0 == strcmp(argv[i], "--deadline-s")) deadline_s = atoi(argv[i + 1]);
         else if (0 == strcmp(argv[i], "--hold-file")) hold_file = argv[i + 1];
+        else if (0 == strcmp(argv[i], "--victim-mb")) victim_mb = atoi(argv[i + 1]);
     }
 }
 
@@ -98,6 +108,30 @@ static void read_failure_kinds(int size, char *out, size_t length)
     MPI_T_finalize();
 }
 
+/* Memory the kernel frees page by page when the process ends. */
+static void write_memory(size_t bytes)
+{
+    char *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == memory) return;
+    madvise(memory, bytes, MADV_NOHUGEPAGE);
+    memset(memory, 1, bytes);
+}
+
+/* A pidfd on the victim (the emulated nodes share this host's pids), or -1. */
+static int watch_victim(int rank)
+{
+    int pid = (int) getpid(), victim_pid = 0;
+    MPI_Bcast(rank == victim ? &pid : &victim_pid, 1, MPI_INT, victim, MPI_COMM_WORLD);
+    return rank == victim ? -1 : (int) syscall(SYS_pidfd_open, victim_pid, 0);
+}
+
+static const char *ended(int pidfd)
+{
+    struct pollfd entry = {.fd = pidfd, .events = POLLIN};
+    if (0 > pidfd) return "null";
+    return 1 == poll(&entry, 1, 0) ? "true" : "false";
+}
+
 static long long read_kill_time(void)
 {
     long long t = 0;
@@ -130,6 +164,8 @@ int main(int argc, char **argv)
     int rank, size, rc, error_class = 0, flag = 1;
     long long barrier_done, agree_done, killed;
     char failed[256], kinds[1024];
+    const char *victim_ended = "null";
+    int victim_fd = -1;
     MPI_Comm survivors;
 
     parse(argc, argv);
@@ -142,6 +178,10 @@ int main(int argc, char **argv)
         if (0 == rank) fprintf(stderr, "usage: crash_notice --victim R --inject-file F\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    if (victim_mb > 0) {
+        if (rank == victim) write_memory((size_t) victim_mb << 20);
+        victim_fd = watch_victim(rank);
+    }
     /* connections and the detector's ring are up before the crash */
     for (int i = 0; i < warmup; ++i) MPI_Barrier(MPI_COMM_WORLD);
     if (NULL != hold_file) hold(rank);
@@ -149,6 +189,7 @@ int main(int argc, char **argv)
 
     rc = MPI_Barrier(MPI_COMM_WORLD);
     barrier_done = now_ns();
+    if (victim_mb > 0) victim_ended = ended(victim_fd);
     MPI_Error_class(rc, &error_class);
     MPIX_Comm_failure_ack(MPI_COMM_WORLD);
     MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
@@ -159,12 +200,12 @@ int main(int argc, char **argv)
     read_failure_kinds(size, kinds, sizeof kinds);
     killed = read_kill_time();
     printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%.3f,\"agree_ms\":%.3f,"
-           "\"barrier_error\":\"%s\",\"failed\":%s,\"failure_kind\":%s}\n",
+           "\"barrier_error\":\"%s\",\"failed\":%s,\"failure_kind\":%s,\"victim_ended\":%s}\n",
            rank, size, victim, (barrier_done - killed) / 1e6, (agree_done - killed) / 1e6,
            MPIX_ERR_PROC_FAILED == error_class ? "proc_failed"
            : MPI_SUCCESS == error_class        ? "none"
                                                : "other",
-           failed, kinds);
+           failed, kinds, victim_ended);
     fflush(stdout);
     MPI_Comm_free(&survivors);
     MPI_Finalize();

@@ -8,6 +8,13 @@ this node ended outside MPI_Finalize"): the rank before it, and no other,
 since each process watches only the next of its node. Unless the test
 runs with the watch off.
 
+With --victim-mb the victim first writes that many MiB of its own, which
+the kernel takes tens of milliseconds per GiB to free once it is killed:
+every survivor must learn of the crash before the victim has ended (a
+pidfd each holds on it is not yet readable when its barrier fails), which
+only its watcher's lifeline can tell (mpi_ft_detector_watch_lifeline); its
+watcher's line says so.
+
 With --stop-daemon the runtime's daemon is stopped across the crash, so
 that the runtime cannot report it: the node watch alone tells the
 survivors, and they must still call it crashed (a heartbeat timeout would
@@ -16,7 +23,7 @@ the like), it may also say unreachable (a transport
 error came first, and every survivor's notice says so). The MPI_T variable
 mpi_ft_detector_failure_kind says the same to the application.
 
-  crash_notice.py [--np 8] [--nodes 2] [--mca KEY=VALUE]
+  crash_notice.py [--np 8] [--nodes 2] [--victim-mb M] [--mca KEY=VALUE]
 
 --nodes runs across emulated nodes (tests/netns), where Open MPI's default
 collectives are hierarchical (coll/han), the case ULFM's semantics are
@@ -67,7 +74,17 @@ def over_tcp():
     return "tcp" in (mpicmd.selected_transport() or "")
 
 
-def check(run, np, nodes, watches_node=True):
+def lifeline_problems(run, survivors, victim):
+    """Every survivor knew before the victim had ended, told by the lifeline."""
+    problems = [f"rank {r['rank']}: the victim had ended when its barrier failed "
+                f"(victim_ended {r.get('victim_ended')})" for r in survivors if r.get("victim_ended") is not False]
+    if not re.search(rf"rank {victim} of this node ended outside MPI_Finalize: crashed "
+                     r"\(its lifeline was cut by a signal\)", run.output):
+        problems.append(f"the watcher did not say rank {victim}'s lifeline was cut")
+    return problems
+
+
+def check(run, np, nodes, watches_node=True, victim_mb=0):
     victim = np - 1
     problems = checks.exit_problems(run, BOUND_S)
     survivors = [r for r in run.records if "barrier_ms" in r]
@@ -90,12 +107,16 @@ def check(run, np, nodes, watches_node=True):
                         f"not its watcher {victim - 1} alone")
     if any(kind == "hung" for _, kind in kinds):
         problems.append(f"a crash was called a hang: {sorted(kinds)}")
+    if victim_mb:
+        problems += lifeline_problems(run, survivors, victim)
     return problems + pvar_problems(survivors, victim, nodes)
 
 
 def run_job(args, exe, inject):
     """The job's run, or None when its emulated nodes cannot be made."""
     program = [exe, "--victim", args.np - 1, "--inject-file", inject, "--deadline-s", 30]
+    if args.victim_mb:
+        program += ["--victim-mb", args.victim_mb]
     mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
     if args.nodes == 1 and args.stop_daemon:
         hold = inject + ".hold"
@@ -123,6 +144,8 @@ def main():
     p.add_argument("--np", type=int, default=8)
     p.add_argument("--nodes", type=int, default=1, help="emulated nodes (1: this host, no namespaces)")
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--victim-mb", type=int, default=0,
+                   help="MiB the victim writes first; every survivor must know before it ended")
     p.add_argument("--stop-daemon", action="store_true",
                    help="stop the runtime's daemon (SIGSTOP) from before the crash until "
                         f"{RESUME_AFTER_S} s after it (one host only)")
@@ -138,7 +161,7 @@ def main():
     name = "crash_notice" if args.nodes == 1 else f"crash_notice_{args.nodes}nodes"
     watches_node = dict(kv.split("=", 1) for kv in args.mca).get("mpi_ft_detector_watch_node", "1") \
         not in ("0", "false")
-    return checks.verdict(name, run, check(run, args.np, args.nodes, watches_node))
+    return checks.verdict(name, run, check(run, args.np, args.nodes, watches_node, args.victim_mb))
 
 
 if __name__ == "__main__":

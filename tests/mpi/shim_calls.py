@@ -2,7 +2,8 @@
 comm_ft_detector.c and comm_ft_detector_join.c wire the others together;
 they call none of each other,
 except the driver its queues, the UCX transport its flag (and its two
-files each other), the conclusions the union, and anyone the log; the
+files each other), the witness its lifelines, the conclusions the union,
+and anyone the log; the
 survivor allreduce's file calls none of them. Read from the undefined
 ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
@@ -23,7 +24,9 @@ ALLOWED = {
     "comm_ft_detector_ucx_path": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
     "comm_ft_detector_flag": (),
     "comm_ft_detector_btl": ("ompi_comm_ft_log",),
-    "comm_ft_detector_witness": ("ompi_comm_ft_log",),
+    "comm_ft_detector_witness": ("ompi_comm_ft_lifeline_", "ompi_comm_ft_log"),
+    # plain C and Linux, built alone by its unit test
+    "comm_ft_detector_lifeline": (),
     "comm_ft_detector_log": (),
     "comm_ft_detector_union": (),
     # names a union rank as users know the process

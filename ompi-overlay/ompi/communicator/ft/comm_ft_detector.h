@@ -30,6 +30,8 @@
  *                                 callback
  *   comm_ft_detector_queues.c     the driver's queues, fed by other threads
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
+ *   comm_ft_detector_lifeline.c   the witness's lifelines: a process killed by
+ *                                 a signal, known before it has ended
  *   comm_ft_detector_log.c        verbose output that is safe on the detector
  *                                 thread
  *   comm_ft_detector_union.c      the jobs the detector watches, and what two
@@ -40,7 +42,8 @@
  * The rule: comm_ft_detector.c and comm_ft_detector_join.c call the
  * others; they call none of each other, except the driver its queues, the UCX transport its flag (and
  * its two files each other, through comm_ft_detector_ucx_internal.h), the
- * conclusions the union (for names), and anyone the log. What one needs of
+ * witness its lifelines, the conclusions the union (for names), and anyone
+ * the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
  * calls in an ops table, a transport its deliver and report functions, the
  * witness its report and watch functions. mpi.shim_calls reads the object
@@ -79,6 +82,7 @@ typedef struct ompi_comm_ft_detector_params_t {
     bool rdma_heartbeat;
     bool fence;
     bool watch_node;
+    bool watch_lifeline;
     bool counters;
     int transport; /* OMPI_COMM_FT_TRANSPORT_* */
 } ompi_comm_ft_detector_params_t;
@@ -429,13 +433,15 @@ void ompi_comm_ft_conclusions_tell_ulfm(uint32_t rank);
  * at each join (the node-mates of other jobs among `names`, by union
  * rank); local_state() answers the core's question of a node-mate (enum
  * btl_ft_process_state). */
-int ompi_comm_ft_witness_publish(bool watched);
+/* watched: keep a marker for the node watch; with_lifeline: make it a lifeline too. */
+int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
 void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const uint32_t *node_of_rank,
                                        uint32_t size, uint32_t self);
 int ompi_comm_ft_witness_local_state(const opal_process_name_t *name);
-/* watch(pidfd, rank) adds a pidfd to the detector thread's wait; an end
- * seen there comes back as ended(rank), and a crash goes to report. */
+/* watch(fd, rank) adds a pidfd, or a lifeline's descriptor, to the
+ * detector thread's wait; an end seen there comes back as ended(rank), and
+ * a crash goes to report. */
 void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
                                      ompi_comm_ft_report_fn_t report);
 void ompi_comm_ft_witness_ended(uint32_t rank);

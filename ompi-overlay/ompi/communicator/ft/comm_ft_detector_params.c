@@ -104,6 +104,7 @@ enum {
     ROW_QUORUM,
     ROW_WITNESS,
     ROW_WATCH_NODE,
+    ROW_WATCH_LIFELINE,
     ROW_NODE_GRACE,
     ROW_TRANSPORT,
     ROW_SEED,
@@ -188,6 +189,20 @@ static var_row_t rows[ROW_COUNT] = {
         "and starts the failure notice, without waiting for the runtime's "
         "report. Needs the detector thread (mpi_ft_detector_thread) and Linux; "
         "elsewhere it is off",
+        .value.flag = true},
+    [ROW_WATCH_LIFELINE] = {
+        "detector_watch_lifeline", VAR_BOOL, OPAL_INFO_LVL_5, PARAM(watch_lifeline), BTL_FT_FIELD_NONE,
+        "With mpi_ft_detector_watch_node: each process also holds a lifeline, a "
+        "robust lock in its marker file that the kernel releases the moment the "
+        "thread that initialized MPI exits, and its watcher follows it from a "
+        "thread that sleeps until then. A process killed by a signal is then "
+        "known when that thread dies, before the kernel has freed the process's "
+        "memory, which the pidfd and the runtime wait for (tens of milliseconds "
+        "per GiB); any other end (exit, return) is still told by the pidfd. The "
+        "dying process's remaining threads, and so its teardown, then move to "
+        "SCHED_IDLE: on a node with more processes than cores they no longer "
+        "take the CPU the survivors need. Needs Linux 5.16 (futex_waitv) and "
+        "glibc; elsewhere it is off",
         .value.flag = true},
     [ROW_NODE_GRACE] = {
         "detector_node_grace", VAR_SECONDS, OPAL_INFO_LVL_5, PARAM(detector.node_grace_ns),

@@ -28,6 +28,12 @@
  * for want of space, and a marker that cannot be read proves nothing, so a
  * doubt never makes a crash out of a clean exit.
  *
+ * With mpi_ft_detector_watch_lifeline the marker file is also a lifeline
+ * (comm_ft_detector_lifeline.c) and the watcher follows it beside the
+ * pidfd: a process killed by a signal is then known when the thread that
+ * initialized MPI dies, before the kernel has freed the process's memory;
+ * every other end waits for the pidfd as before.
+ *
  * A node-mate of another job of the union (spawned, connected) is read at
  * each join, for questions only: its job's own processes watch its end.
  *
@@ -47,6 +53,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +65,7 @@
 #include "opal/util/output.h"
 
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_detector_lifeline.h"
 #include "ompi/constants.h"
 #include "ompi/runtime/ompi_rte.h"
 #include "ompi/runtime/params.h"
@@ -68,7 +76,8 @@ typedef struct {
     uint64_t pid;
     uint64_t start_time; /* clock ticks since boot */
     uint64_t pid_namespace;
-    uint64_t marked; /* 1: it keeps a marker file until MPI_Finalize */
+    uint64_t marked;   /* 1: it keeps a marker file until MPI_Finalize */
+    uint64_t lifeline; /* 1: which holds its lifeline */
 } process_id_t;
 
 static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
@@ -82,6 +91,7 @@ static other_job_peer_t *others = NULL;
 static size_t other_count = 0;
 static uint32_t own_rank = 0;
 static int watched_fd = -1;
+static int lifeline_fd = -1; /* of watched_rank, when it has one (the lifeline module's) */
 static uint32_t watched_rank = 0;
 static bool (*watch_in_wait)(int pidfd, uint32_t rank) = NULL;
 static char *own_marker = NULL;
@@ -92,17 +102,19 @@ static char *marker_path(uint32_t rank)
     return ompi_comm_ft_session_file(rank, "running");
 }
 
-static bool create_marker(void)
+/* *lifeline: whether the marker also holds this process's lifeline. */
+static bool create_marker(bool with_lifeline, bool *lifeline)
 {
     int fd;
 
     own_marker = marker_path(OMPI_PROC_MY_NAME->vpid);
     if (NULL == own_marker
-        || 0 > (fd = open(own_marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600))) {
+        || 0 > (fd = open(own_marker, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600))) {
         free(own_marker);
         own_marker = NULL;
         return false;
     }
+    *lifeline = with_lifeline && ompi_comm_ft_lifeline_hold(fd);
     close(fd);
     return true;
 }
@@ -146,17 +158,18 @@ static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *rea
     return true;
 }
 
-int ompi_comm_ft_witness_publish(bool watched)
+int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline)
 {
     process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
-    bool readable;
+    bool readable, lifeline = false;
     char state;
     int rc;
 
     if (!read_stat(self.pid, &state, &self.start_time, &readable)) {
         return OMPI_SUCCESS; /* no /proc: nobody can witness for us */
     }
-    self.marked = watched && create_marker();
+    self.marked = watched && create_marker(with_lifeline, &lifeline);
+    self.lifeline = lifeline;
     OPAL_MODEX_SEND_STRING(rc, PMIX_LOCAL, WITNESS_KEY, &self, sizeof(self));
     if (PMIX_SUCCESS == rc) {
         rc = PMIx_Commit();
@@ -288,17 +301,50 @@ static uint32_t next_watchable(uint32_t rank)
     return rank;
 }
 
-/* An end is a crash if the marker is still there. */
-static void judge_end(uint32_t rank)
+/* How an end was seen. */
+typedef enum {
+    END_SEEN,     /* its pidfd: the process has ended */
+    LIFELINE_CUT, /* it is dying of a signal, and already makes way (the lifeline's follower) */
+    FOUND_GONE,   /* /proc said so when the watch passed it; it may still be dying */
+} end_seen_t;
+
+/* An end is a crash if the marker is still there. A crashed process still
+ * dying makes way for the living once the others are told. */
+static void judge_end(uint32_t rank, end_seen_t how)
 {
     char *marker = marker_path(rank);
     bool crashed = NULL != marker && 0 == access(marker, F_OK);
 
-    free(marker);
-    ompi_comm_ft_log(crashed ? 1 : 10, "btl_ft: rank %u of this node ended %s", rank,
-                     crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began");
+    ompi_comm_ft_log(crashed ? 1 : 10, "btl_ft: rank %u of this node ended %s%s", rank,
+                     crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began",
+                     LIFELINE_CUT == how ? " (its lifeline was cut by a signal)" : "");
     if (crashed && NULL != report_end) {
         report_end(rank, BTL_FT_CRASHED);
+    }
+    if (crashed && FOUND_GONE == how && peers[rank].lifeline
+        && ompi_comm_ft_lifeline_make_way(marker, peers[rank].pid, peers[rank].start_time)) {
+        ompi_comm_ft_log(10, "btl_ft: rank %u of this node is dying of a signal: it makes way", rank);
+    }
+    free(marker);
+}
+
+static void forget_lifeline(void)
+{
+    ompi_comm_ft_lifeline_unfollow(); /* closing it takes it out of the wait */
+    lifeline_fd = -1;
+}
+
+/* Follows rank's lifeline, if it holds one, in the detector thread's wait
+ * beside its pidfd: its end is told through either. */
+static void follow_lifeline(uint32_t rank)
+{
+    char *marker = peers[rank].lifeline ? marker_path(rank) : NULL;
+
+    lifeline_fd = NULL == marker ? -1
+                                 : ompi_comm_ft_lifeline_follow(marker, peers[rank].pid, peers[rank].start_time);
+    free(marker);
+    if (0 > lifeline_fd || !watch_in_wait(lifeline_fd, rank)) {
+        forget_lifeline(); /* and the one followed before */
     }
 }
 
@@ -319,14 +365,16 @@ static void watch_after(uint32_t after)
         if (!gone && 0 <= fd && watch_in_wait(fd, rank)) {
             watched_fd = fd;
             watched_rank = rank;
-            ompi_comm_ft_log(10, "btl_ft: watching the end of rank %u of this node", rank);
+            follow_lifeline(rank);
+            ompi_comm_ft_log(10, "btl_ft: watching the end of rank %u of this node%s", rank,
+                             0 <= lifeline_fd ? ", and its lifeline" : "");
             return;
         }
         if (0 <= fd) {
             close(fd);
         }
         if (gone) {
-            judge_end(rank);
+            judge_end(rank, FOUND_GONE);
         }
     }
 }
@@ -342,28 +390,40 @@ void ompi_comm_ft_witness_watch_ends(bool (*watch)(int pidfd, uint32_t rank),
     watch_after(own_rank);
 }
 
-/* The detector thread's wait saw rank's process end. */
+/* The detector thread's wait saw rank's process end, or its lifeline cut. */
 void ompi_comm_ft_witness_ended(uint32_t rank)
 {
+    struct pollfd pidfd = {.fd = watched_fd, .events = POLLIN};
+    bool by_lifeline;
+
     if (0 > watched_fd || rank != watched_rank) {
         return;
     }
+    by_lifeline = 0 <= lifeline_fd && 0 == poll(&pidfd, 1, 0);
+    forget_lifeline();
     close(watched_fd); /* which takes it out of the wait */
     watched_fd = -1;
-    judge_end(rank);
+    judge_end(rank, by_lifeline ? LIFELINE_CUT : END_SEEN);
     watch_after(rank);
 }
 
+/* The detector thread's wait was made anew (a join): the watch goes into
+ * it; a pidfd it cannot take is passed over, as in watch_after. */
 void ompi_comm_ft_witness_rewatch(void)
 {
     uint32_t rank = watched_rank;
 
-    if (0 > watched_fd || NULL == watch_in_wait || watch_in_wait(watched_fd, rank)) {
+    if (0 > watched_fd || NULL == watch_in_wait) {
         return;
     }
-    close(watched_fd);
-    watched_fd = -1;
-    watch_after(rank);
+    if (!watch_in_wait(watched_fd, rank)) {
+        forget_lifeline();
+        close(watched_fd);
+        watched_fd = -1;
+        watch_after(rank);
+    } else if (0 <= lifeline_fd && !watch_in_wait(lifeline_fd, rank)) {
+        forget_lifeline();
+    }
 }
 
 /* First thing in MPI_Finalize: from here on this process's end is no crash. */
@@ -373,6 +433,7 @@ void ompi_comm_ft_witness_leaving(void)
         (void) unlink(own_marker);
         free(own_marker);
         own_marker = NULL;
+        ompi_comm_ft_lifeline_let_go();
     }
 }
 
@@ -382,6 +443,8 @@ void ompi_comm_ft_witness_finalize(void)
         close(watched_fd);
         watched_fd = -1;
     }
+    ompi_comm_ft_lifeline_finalize();
+    lifeline_fd = -1;
     free(peers);
     peers = NULL;
     peer_count = 0;

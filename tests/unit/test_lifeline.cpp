@@ -1,0 +1,304 @@
+// The shim's lifelines (ompi-overlay/.../comm_ft_detector_lifeline.c), with
+// real processes and real signals: a holder killed by a signal is known
+// before the kernel has freed its memory (its pidfd not yet readable) and
+// makes way (its threads left are SCHED_IDLE), and nothing else that cuts
+// a lifeline (an exit, a holder thread that returns, letting go) is taken
+// for a death.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "comm_ft_detector_lifeline.h"
+}
+
+namespace {
+
+constexpr int kBoundMs = 10000;  // a wait that must end: a hang is a failure
+// How long a write that must not come is waited for. The follower writes
+// within a millisecond of a cut (and the tests below check it does).
+constexpr int kQuietMs = 300;
+// Freed by the kernel in about 70 ms here: the lifeline must tell first.
+constexpr size_t kLargeBytes = size_t{1} << 30;
+
+enum class Holder { Main, ThreadThatReturns };
+
+bool readable(int fd, int timeout_ms)
+{
+    pollfd entry{fd, POLLIN, 0};
+    return 1 == poll(&entry, 1, timeout_ms) && (entry.revents & POLLIN);
+}
+
+uint64_t start_time_of(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    for (int number = 3; number <= 22 && fields >> field; ++number) {
+    }
+    return std::stoull(field);
+}
+
+// Whether every thread process `pid` has left runs under `policy` (false
+// when none is left to see).
+bool threads_run_under(pid_t pid, int policy)
+{
+    DIR *tasks = opendir(("/proc/" + std::to_string(pid) + "/task").c_str());
+    int seen = 0, under = 0;
+    for (dirent *entry; tasks && (entry = readdir(tasks));) {
+        pid_t tid = static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10));
+        if (0 < tid) {
+            ++seen;
+            under += policy == sched_getscheduler(tid);
+        }
+    }
+    if (tasks) {
+        closedir(tasks);
+    }
+    return 0 < seen && seen == under;
+}
+
+void touch(size_t bytes)
+{
+    if (0 == bytes) {
+        return;
+    }
+    void *memory = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (MAP_FAILED == memory) {
+        _exit(3);
+    }
+    madvise(memory, bytes, MADV_NOHUGEPAGE);  // pages the kernel frees one by one, as an MPI rank's
+    memset(memory, 1, bytes);
+}
+
+struct ThreadArgs {
+    int fd;
+    int go;
+};
+
+void *hold_then_return(void *raw)
+{
+    auto *args = static_cast<ThreadArgs *>(raw);
+    char byte = 0;
+    if (!ompi_comm_ft_lifeline_hold(args->fd)) {
+        _exit(4);
+    }
+    (void) !read(args->go, &byte, 1);
+    return nullptr;
+}
+
+// A process holding a lifeline in a file of its own. It says when it holds
+// it; each byte sent on `go` makes it take its next step: `let_go` lets go,
+// `exit_on_go` exits 0. It is killed when the test ends.
+class HolderProcess {
+public:
+    HolderProcess(Holder holder, size_t bytes, bool let_go = false, bool exit_on_go = false)
+    {
+        char name[] = "/tmp/btl_ft_lifeline_XXXXXX";
+        int fd = mkstemp(name), ready[2], go[2];
+        path_ = name;
+        if (0 > fd || 0 != pipe(ready) || 0 != pipe(go)) {
+            ADD_FAILURE() << "cannot make the holder's file or pipes";
+            return;
+        }
+        pid_ = fork();
+        if (0 == pid_) {
+            char byte = 0;
+            close(ready[0]);
+            close(go[1]);
+            if (Holder::Main == holder) {
+                if (!ompi_comm_ft_lifeline_hold(fd)) {
+                    _exit(2);
+                }
+            } else {
+                static ThreadArgs args;
+                pthread_t thread;
+                args = {fd, go[0]};
+                if (0 != pthread_create(&thread, nullptr, hold_then_return, &args)) {
+                    _exit(2);
+                }
+                usleep(100000);  // it holds before the parent follows
+            }
+            touch(bytes);
+            (void) !write(ready[1], "r", 1);
+            if (Holder::Main == holder && 1 == read(go[0], &byte, 1)) {
+                if (let_go) {
+                    ompi_comm_ft_lifeline_let_go();
+                }
+                if (exit_on_go) {
+                    _exit(0);
+                }
+            }
+            for (;;) {
+                pause();
+            }
+        }
+        close(fd);
+        close(ready[1]);
+        close(go[0]);
+        go_ = go[1];
+        char byte = 0;
+        pollfd entry{ready[0], POLLIN, 0};
+        EXPECT_TRUE(1 == poll(&entry, 1, kBoundMs) && 1 == read(ready[0], &byte, 1))
+            << "the holder never said it holds its lifeline";
+        close(ready[0]);
+        pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+        start_time_ = start_time_of(pid_);
+    }
+    ~HolderProcess()
+    {
+        if (0 < pid_) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+        close(pidfd_);
+        close(go_);
+        unlink(path_.c_str());
+    }
+    int follow() const { return ompi_comm_ft_lifeline_follow(path_.c_str(), pid_, start_time_); }
+    bool make_way() const { return ompi_comm_ft_lifeline_make_way(path_.c_str(), pid_, start_time_); }
+    bool threads_under(int policy) const { return threads_run_under(pid_, policy); }
+    void go() const { EXPECT_EQ(1, write(go_, "g", 1)); }
+    void kill_it() const { EXPECT_EQ(0, kill(pid_, SIGKILL)); }
+    // whether the kernel has ended the process (freed its memory)
+    bool ended(int timeout_ms = 0) const { return readable(pidfd_, timeout_ms); }
+
+private:
+    std::string path_;
+    pid_t pid_ = -1;
+    int pidfd_ = -1;
+    int go_ = -1;
+    uint64_t start_time_ = 0;
+};
+
+class Lifeline : public ::testing::Test {
+protected:
+    void TearDown() override { ompi_comm_ft_lifeline_finalize(); }
+};
+
+TEST_F(Lifeline, AHolderKilledIsKnownBeforeItsMemoryIsFreed)
+{
+    HolderProcess holder(Holder::Main, kLargeBytes);
+    int fd = holder.follow();
+    ASSERT_LE(0, fd) << "no lifeline followed: futex_waitv refused?";
+    usleep(50000);  // the follower sleeps on the lock
+    holder.kill_it();
+    ASSERT_TRUE(readable(fd, kBoundMs)) << "the cut of a killed holder was never told";
+    EXPECT_FALSE(holder.ended()) << "told only after the process had ended: no earlier than its pidfd";
+    EXPECT_TRUE(holder.threads_under(SCHED_IDLE)) << "the dying process did not make way";
+    EXPECT_TRUE(holder.ended(kBoundMs));
+}
+
+TEST_F(Lifeline, OneFoundDyingMakesWayAndTheLivingDoNot)
+{
+    HolderProcess living(Holder::Main, 0), dying(Holder::Main, kLargeBytes);
+    EXPECT_FALSE(living.make_way());
+    EXPECT_TRUE(living.threads_under(SCHED_OTHER));
+    dying.kill_it();
+    bool made_way = false;
+    for (int ms = 0; ms < kBoundMs && !made_way && !dying.ended(); ++ms) {
+        made_way = dying.make_way();  // once the kernel has cut its lifeline
+        usleep(made_way ? 0 : 1000);
+    }
+    ASSERT_TRUE(made_way) << "never found dying before it ended";
+    EXPECT_TRUE(dying.threads_under(SCHED_IDLE));
+}
+
+TEST_F(Lifeline, OneCutBeforeItIsFollowedIsToldAtOnce)
+{
+    HolderProcess holder(Holder::Main, kLargeBytes);
+    holder.kill_it();
+    int fd = holder.follow();
+    ASSERT_LE(0, fd);
+    ASSERT_TRUE(readable(fd, kBoundMs));
+    EXPECT_FALSE(holder.ended());
+}
+
+TEST_F(Lifeline, AnExitIsLeftToThePidfd)
+{
+    HolderProcess holder(Holder::Main, 0, false, true);
+    int fd = holder.follow();
+    ASSERT_LE(0, fd);
+    usleep(50000);
+    holder.go();
+    ASSERT_TRUE(holder.ended(kBoundMs));
+    EXPECT_FALSE(readable(fd, kQuietMs)) << "exit(0) was told as a death by a signal";
+}
+
+TEST_F(Lifeline, AHolderThreadThatReturnsIsNoDeath)
+{
+    HolderProcess holder(Holder::ThreadThatReturns, 0);
+    int fd = holder.follow();
+    ASSERT_LE(0, fd);
+    usleep(50000);
+    holder.go();  // the holder thread returns; the process goes on
+    EXPECT_FALSE(readable(fd, kQuietMs)) << "a thread's return was told as a death";
+    EXPECT_FALSE(holder.ended());
+    holder.kill_it();  // its lifeline was cut already: the pidfd tells
+    ASSERT_TRUE(holder.ended(kBoundMs));
+    EXPECT_FALSE(readable(fd, kQuietMs));
+}
+
+TEST_F(Lifeline, LettingGoIsNoDeath)
+{
+    HolderProcess holder(Holder::Main, 0, true);
+    int fd = holder.follow();
+    ASSERT_LE(0, fd);
+    usleep(50000);
+    holder.go();  // lets go, as MPI_Finalize does
+    usleep(50000);
+    holder.kill_it();
+    ASSERT_TRUE(holder.ended(kBoundMs));
+    EXPECT_FALSE(readable(fd, kQuietMs)) << "a death after letting go was told";
+}
+
+TEST_F(Lifeline, FollowingAnotherForgetsTheFirst)
+{
+    HolderProcess first(Holder::Main, 0), second(Holder::Main, 0);
+    int first_fd = first.follow();
+    int second_fd = second.follow();
+    ASSERT_LE(0, first_fd);
+    ASSERT_LE(0, second_fd);
+    EXPECT_EQ(-1, fcntl(first_fd, F_GETFD)) << "the first descriptor is still open";
+    usleep(50000);
+    first.kill_it();
+    ASSERT_TRUE(first.ended(kBoundMs));
+    EXPECT_FALSE(readable(second_fd, kQuietMs)) << "the first's death was told as the second's";
+    second.kill_it();
+    EXPECT_TRUE(readable(second_fd, kBoundMs));
+}
+
+TEST_F(Lifeline, AFileWithoutALifelineIsNeverTold)
+{
+    char name[] = "/tmp/btl_ft_marker_XXXXXX";
+    int file = mkstemp(name);
+    ASSERT_LE(0, file);
+    int fd = ompi_comm_ft_lifeline_follow(name, static_cast<uint64_t>(getpid()), start_time_of(getpid()));
+    EXPECT_FALSE(0 <= fd && readable(fd, kQuietMs));
+    ompi_comm_ft_lifeline_unfollow();
+    EXPECT_EQ(-1, fcntl(fd, F_GETFD)) << "unfollow left the descriptor open";
+    close(file);
+    unlink(name);
+}
+
+}  // namespace
