@@ -199,7 +199,11 @@ def crash_section():
             "runs with `--mca coll ^han`: its coll/han is not fault tolerant (btl_ft's build leaves it "
             "out when ULFM is on, patch 0034). Across nodes every configuration runs with "
             "`--mca mpi_yield_when_idle 1`: the emulated nodes share this machine's 2 cores, which "
-            "the runtime cannot know. `floor`: `benchmarks/crash/crash_floor.c`, the same crash "
+            "the runtime cannot know. `btl_ft-no-lifeline`: btl_ft without "
+            "`mpi_ft_detector_watch_lifeline`, whose watcher learns of a death by a signal when the "
+            "victim's thread that initialized MPI exits, before the kernel frees its memory (\"victim of "
+            "1 GiB\": 8 ranks, the victim having written 1 GiB first). `floor`: "
+            "`benchmarks/crash/crash_floor.c`, the same crash "
             "without MPI (survivors spin with `sched_yield` and learn from a pidfd), the time the "
             "kernel and the scheduler alone take; it has no agreement.")
 

@@ -9,7 +9,10 @@ survivor is what a job waits for, so each run records the last survivor's
 times. Configurations are interleaved inside each cell, repetitions too, so
 a slow minute of the shared machine hits them alike. Besides btl_ft and
 stock, "btl_ft-no-node-watch" shows what mpi_ft_detector_watch_node adds,
-and "floor" (1 host only) runs crash_floor.c: the same crash without MPI,
+"btl_ft-no-lifeline" what mpi_ft_detector_watch_lifeline adds to it (the
+setup "1 host, victim of 1 GiB" gives the kernel a large teardown: 8 ranks,
+the victim having written 1 GiB), and "floor" (1 host only) runs
+crash_floor.c: the same crash without MPI,
 survivors spinning with sched_yield and told by a pidfd, what the kernel
 and the scheduler alone cost. Output: benchmarks/results/crash.jsonl.
 """
@@ -30,31 +33,35 @@ FLOOR_PROGRAM = Path(__file__).resolve().parent / "crash_floor.c"
 # what an MPI rank's teardown frees, about (crash_floor's victim frees as much)
 FLOOR_TOUCH_MB = 64
 NO_WATCH = "btl_ft-no-node-watch"
+NO_LIFELINE = "btl_ft-no-lifeline"
 FLOOR = "floor"
 DAEMON_STOPPED = "1 host, daemon stopped"
+LARGE_VICTIM = "1 host, victim of 1 GiB"
+LARGE_VICTIM_MB = 1024
 RESUME_AFTER_S = 3
 DEADLINE_S = 15
 QUICK_DEADLINE_S = 5  # what stock misses across nodes it misses for good
 
 
 def extra_mca(config, setup):
-    mca = {"mpi_ft_detector_watch_node": "false"} if config == NO_WATCH else {}
+    mca = {NO_WATCH: {"mpi_ft_detector_watch_node": "false"},
+           NO_LIFELINE: {"mpi_ft_detector_watch_lifeline": "false"}}.get(config, {})
     if setup == "2 nodes":
         mca.update(common.across_nodes_mca(common.CONFIGS[base_config(config)][0]))
     return mca
 
 
 def base_config(config):
-    return "btl_ft" if config == NO_WATCH else config
+    return "btl_ft" if config in (NO_WATCH, NO_LIFELINE) else config
 
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     p.add_argument("--reps", type=int, default=None)
-    p.add_argument("--configs", default=",".join([*common.CONFIGS, NO_WATCH, FLOOR]),
+    p.add_argument("--configs", default=",".join([*common.CONFIGS, NO_WATCH, NO_LIFELINE, FLOOR]),
                    help="comma list of configurations (default: all of common.CONFIGS, "
-                        f"'{NO_WATCH}' and '{FLOOR}')")
+                        f"'{NO_WATCH}', '{NO_LIFELINE}' and '{FLOOR}')")
     return p.parse_args(argv)
 
 
@@ -96,13 +103,15 @@ def one_run(config, n, setup, eta_s=None, deadline_s=DEADLINE_S):
     exe = common.compile_for(PROGRAM, variant)
     inject = mpicmd.inject_file()
     program = [exe, "--victim", n - 1, "--inject-file", inject, "--deadline-s", deadline_s]
+    if setup == LARGE_VICTIM:
+        program += ["--victim-mb", LARGE_VICTIM_MB]
     stopper = None
     if setup == DAEMON_STOPPED:
         hold = inject + ".hold"
         program += ["--hold-file", hold]
         stopper = daemon_stopper.DaemonStopper(hold, inject, RESUME_AFTER_S)
         stopper.start()
-    if setup in ("1 host", DAEMON_STOPPED):
+    if setup in ("1 host", DAEMON_STOPPED, LARGE_VICTIM):
         run = common.run_mpi(mpicmd.mpirun(n, program, mca=mca, variant=variant),
                              deadline_s + 20 + n, expect_records=n - 1)
     else:
@@ -131,6 +140,7 @@ def cells(quick):
     for n in sizes:
         yield n, "1 host"
     yield 8, DAEMON_STOPPED
+    yield 8, LARGE_VICTIM
     yield 4, "2 nodes"
 
 
