@@ -90,6 +90,7 @@ typedef enum { NOT_STARTED, RUNNING, UNAVAILABLE } follower_state_t;
 static struct {
     pthread_mutex_t lock;
     pthread_t thread;
+    bool joinable; /* the thread was created and not joined yet */
     follower_state_t state;
     bool stopping;
     uint32_t changes; /* futex word: bumped at each change below */
@@ -350,6 +351,7 @@ static bool start_follower(void)
     pthread_attr_destroy(&attr);
     if (started) {
         follower.state = RUNNING;
+        follower.joinable = true;
     }
     return started;
 }
@@ -417,15 +419,16 @@ void ompi_comm_ft_lifeline_unfollow(void)
 
 void ompi_comm_ft_lifeline_finalize(void)
 {
-    bool running;
+    bool joinable;
 
     pthread_mutex_lock(&follower.lock);
-    running = RUNNING == follower.state;
+    joinable = follower.joinable; /* also when it ended itself (UNAVAILABLE) */
+    follower.joinable = false;
     follower.stopping = true;
     replace(NULL, 0, 0, -1);
     pthread_mutex_unlock(&follower.lock);
     wake_follower();
-    if (running) {
+    if (joinable) {
         pthread_join(follower.thread, NULL);
     }
     follower.state = NOT_STARTED;
