@@ -77,7 +77,7 @@ typedef struct {
     uint64_t start_time; /* clock ticks since boot */
     uint64_t pid_namespace;
     uint64_t marked;   /* 1: it keeps a marker file until MPI_Finalize */
-    uint64_t lifeline; /* 1: which holds its lifeline */
+    uint64_t lifeline; /* 1: the marker also holds its lifeline */
 } process_id_t;
 
 static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
