@@ -14,9 +14,10 @@ application must also take at most 10 % of the wall time between them: a
 thread that spins never sleeps, so its wakeups do not show it.
 
 --without-syscalls runs every rank as on an older kernel, the system calls
-named failing with ENOSYS (tests/mpi/without_syscalls.c): 441 and 434,
-epoll_pwait2 (Linux 5.11) and pidfd_open (5.3). Where epoll_pwait2 was
-refused the detector thread used to spin on a core.
+named failing with ENOSYS (tests/mpi/without_syscalls.c): CMakeLists.txt
+refuses 449, 441 and 434, futex_waitv (Linux 5.16: no lifeline thread),
+epoll_pwait2 (5.11) and pidfd_open (5.3). Where epoll_pwait2 was refused
+the detector thread used to spin on a core.
 """
 import argparse
 import platform
