@@ -1,8 +1,14 @@
 """How a test judges a run: how mpirun ended, the verdict it prints, and the
 records it saves for the benchmarks."""
 import json
+import os
+import re
 
 from mpijobs import paths
+
+# libfabric's shm provider keeps each endpoint's region in /dev/shm, in a
+# file named "<pid>:<uid>:<index>" after its process
+SHM_REGION = re.compile(r"(\d+):\d+:\d+")
 
 def save_records(name, records, **extra):
     """Per-survivor records as JSON lines under build/results/, for the benchmarks."""
@@ -21,6 +27,25 @@ def exit_problems(run, bound_s, status=0):
     if run.returncode != status:
         return [f"mpirun exit status {run.returncode}" + (f", expected {status}" if status else "")]
     return []
+
+
+def shm_regions():
+    """The names of the shm provider's region files now in /dev/shm."""
+    try:
+        return {n for n in os.listdir("/dev/shm") if SHM_REGION.fullmatch(n)}
+    except FileNotFoundError:
+        return set()
+
+
+def leaked_shm_regions(before):
+    """What is wrong if region files appeared since `before` (a
+    shm_regions()) whose process is gone: a process killed by a signal
+    cannot remove its own, the runtime must (patch 0056), or a later process
+    given the same pid cannot start."""
+    leaked = sorted(n for n in shm_regions() - before
+                    if not os.path.exists(f"/proc/{SHM_REGION.fullmatch(n).group(1)}"))
+    return [f"left the shm provider's region /dev/shm/{n} of a process that is gone"
+            for n in leaked]
 
 
 def verdict_of_cases(name, cases):

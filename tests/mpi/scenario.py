@@ -5,7 +5,8 @@
 Checks: the run ends within its bound; every survivor reports; every
 survivor's agreed failed set equals the injected set; the computation on the
 shrunk communicator is right; with --kind none, nobody reports a failure and
-mpirun exits 0. Prints the per-survivor records as JSON lines under
+mpirun exits 0; no process that is gone left its shm provider's region
+file in /dev/shm (ofi:shm). Prints the per-survivor records as JSON lines under
 build/results/ for the benchmarks to reuse.
 """
 import argparse
@@ -71,6 +72,7 @@ def main():
     program = [exe, "--victims", args.victims if victims else "0", "--kind", args.kind,
                "--inject-after-ms", 400, "--inject-file", inject, "--deadline-s", args.deadline_s,
                "--compute-s", args.compute_s]
+    regions = checks.shm_regions()
     run = launch.run(mpicmd.mpirun(args.np, program, mca=mca),
                       deadline_s=args.deadline_s + args.compute_s + 30)
     Path(inject).unlink(missing_ok=True)
@@ -78,7 +80,7 @@ def main():
     checks.save_records(f"scenario-{name}", run.records)
     for r in run.records:
         print(json.dumps(r))
-    return checks.verdict(name, run, check(args, run, victims))
+    return checks.verdict(name, run, check(args, run, victims) + checks.leaked_shm_regions(regions))
 
 
 if __name__ == "__main__":
