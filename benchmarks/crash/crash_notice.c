@@ -21,7 +21,8 @@
  *
  * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
  * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
- * network namespaces included), the error class the barrier returned, the
+ * network namespaces included; null if the victim failed before it killed
+ * itself), the error class the barrier returned, the
  * set of failed ranks the agreement's communicator reports, and each rank's
  * failure kind as the detector's MPI_T variable tells it (null where the
  * variable does not exist: stock, or the detector off).
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
 {
     int rank, size, rc, error_class = 0, flag = 1;
     long long barrier_done, agree_done, killed;
-    char failed[256], kinds[1024];
+    char failed[256], kinds[1024], barrier_ms[32] = "null", agree_ms[32] = "null";
     const char *victim_ended = "null";
     int victim_fd = -1;
     MPI_Comm survivors;
@@ -199,9 +200,15 @@ int main(int argc, char **argv)
     MPI_Barrier(survivors);
     read_failure_kinds(size, kinds, sizeof kinds);
     killed = read_kill_time();
-    printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%.3f,\"agree_ms\":%.3f,"
+    /* no kill time: the victim failed before it killed itself (a false
+     * suspicion), so there is nothing to time */
+    if (0 < killed) {
+        snprintf(barrier_ms, sizeof barrier_ms, "%.3f", (barrier_done - killed) / 1e6);
+        snprintf(agree_ms, sizeof agree_ms, "%.3f", (agree_done - killed) / 1e6);
+    }
+    printf("{\"rank\":%d,\"size\":%d,\"victim\":%d,\"barrier_ms\":%s,\"agree_ms\":%s,"
            "\"barrier_error\":\"%s\",\"failed\":%s,\"failure_kind\":%s,\"victim_ended\":%s}\n",
-           rank, size, victim, (barrier_done - killed) / 1e6, (agree_done - killed) / 1e6,
+           rank, size, victim, barrier_ms, agree_ms,
            MPIX_ERR_PROC_FAILED == error_class ? "proc_failed"
            : MPI_SUCCESS == error_class        ? "none"
                                                : "other",

@@ -67,9 +67,11 @@ def parse(argv):
 
 def summarize(run, n):
     survivors = [r for r in run.records if "barrier_ms" in r]
-    correct = [r for r in survivors if r["barrier_error"] == "proc_failed" and r["failed"] == [n - 1]]
-    barrier = sorted(r["barrier_ms"] for r in survivors)
-    agree = sorted(r["agree_ms"] for r in survivors)
+    # a survivor without times: the victim failed before its kill (wrong)
+    correct = [r for r in survivors if r["barrier_error"] == "proc_failed" and r["failed"] == [n - 1]
+               and r["barrier_ms"] is not None]
+    barrier = sorted(r["barrier_ms"] for r in survivors if r["barrier_ms"] is not None)
+    agree = sorted(r["agree_ms"] for r in survivors if r["agree_ms"] is not None)
     return {"survivors_reported": len(survivors), "detected": len(survivors) == n - 1,
             "correct": len(correct) == n - 1,
             "first_barrier_ms": barrier[0] if barrier else None,

@@ -75,8 +75,9 @@ def one_run(transport, np_, extra):
         launch.kill_session(proc.pid)
     killed_ns = int(Path(inject).read_text().split()[0])
     Path(inject).unlink(missing_ok=True)
-    barriers = sorted(json.loads(line)["barrier_ms"] for line in output.splitlines()
-                      if line.startswith("{") and "barrier_ms" in line)
+    records = [json.loads(line) for line in output.splitlines()
+               if line.startswith("{") and "barrier_ms" in line]
+    barriers = sorted(r["barrier_ms"] for r in records if r["barrier_ms"] is not None)
     return (ended_ns - killed_ns) / 1e6, barriers
 
 

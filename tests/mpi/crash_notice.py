@@ -93,6 +93,8 @@ def check(run, np, nodes, watches_node=True, victim_mb=0):
     for r in survivors:
         if r["barrier_error"] != "proc_failed" or r["failed"] != [victim]:
             problems.append(f"rank {r['rank']}: barrier {r['barrier_error']}, failed {r['failed']}")
+        if r["barrier_ms"] is None:
+            problems.append(f"rank {r['rank']}: rank {victim} failed before it killed itself")
     kinds = {(int(rank), kind) for rank, kind in mpicmd.FAILURE_KIND.findall(run.output)}
     if any(rank != victim for rank, _ in kinds):
         problems.append(f"a healthy rank was called failed: {sorted(kinds)}")
