@@ -24,9 +24,11 @@ ALLOWED = {
     "comm_ft_detector_ucx_path": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
     "comm_ft_detector_flag": (),
     "comm_ft_detector_btl": ("ompi_comm_ft_log",),
-    "comm_ft_detector_witness": ("ompi_comm_ft_lifeline_", "ompi_comm_ft_log"),
-    # plain C and Linux, built alone by its unit test
-    "comm_ft_detector_lifeline": (),
+    "comm_ft_detector_witness": ("ompi_comm_ft_lifeline_", "ompi_comm_ft_proc_stat_",
+                                 "ompi_comm_ft_log"),
+    # plain C and Linux, built alone by their unit tests
+    "comm_ft_detector_lifeline": ("ompi_comm_ft_proc_stat_",),
+    "comm_ft_detector_proc_stat": (),
     "comm_ft_detector_log": (),
     "comm_ft_detector_union": (),
     # names a union rank as users know the process

@@ -32,6 +32,8 @@
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
  *   comm_ft_detector_lifeline.c   the witness's lifelines: a process killed by
  *                                 a signal, known before it has ended
+ *   comm_ft_detector_proc_stat.c  the fields of /proc stat files that both
+ *                                 of these judge by
  *   comm_ft_detector_log.c        verbose output that is safe on the detector
  *                                 thread
  *   comm_ft_detector_union.c      the jobs the detector watches, and what two
@@ -42,8 +44,8 @@
  * The rule: comm_ft_detector.c and comm_ft_detector_join.c call the
  * others; they call none of each other, except the driver its queues, the UCX transport its flag (and
  * its two files each other, through comm_ft_detector_ucx_internal.h), the
- * witness its lifelines, the conclusions the union (for names), and anyone
- * the log. What one needs of
+ * witness its lifelines, the witness and the lifelines the /proc reader,
+ * the conclusions the union (for names), and anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it
  * calls in an ops table, a transport its deliver and report functions, the
  * witness its report and watch functions. mpi.shim_calls reads the object

@@ -46,6 +46,7 @@
 #endif
 
 #include "comm_ft_detector_lifeline.h"
+#include "comm_ft_detector_proc_stat.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,8 +75,6 @@
 #if LIFELINE_POSSIBLE
 
 #define FOLLOWER_STACK_BYTES (64 * 1024)
-#define STAT_START_TIME 22 /* fields of /proc/<pid>/stat, from 1 */
-#define STAT_EXIT_CODE 52
 #define SIGNAL_BITS 0x7f /* of an exit code: the signal that ended it */
 
 typedef struct lifeline_page_t {
@@ -141,37 +140,6 @@ void ompi_comm_ft_lifeline_let_go(void)
     held = NULL;
 }
 
-/* Fields start_time and exit_code of a /proc stat file; false if it cannot be read. */
-static bool read_stat(const char *path, uint64_t *start_time, uint64_t *exit_code)
-{
-    char text[1024], *field, *end;
-    ssize_t length;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), number = 3;
-
-    if (0 > fd) {
-        return false;
-    }
-    length = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    if (0 >= length) {
-        return false;
-    }
-    text[length] = '\0';
-    /* the command name may hold spaces and parentheses: fields follow the last ')' */
-    if (NULL == (field = strrchr(text, ')'))) {
-        return false;
-    }
-    for (field = strtok_r(field + 1, " \n", &end); NULL != field; field = strtok_r(NULL, " \n", &end), ++number) {
-        if (STAT_START_TIME == number) {
-            *start_time = strtoull(field, NULL, 10);
-        } else if (STAT_EXIT_CODE == number) {
-            *exit_code = strtoull(field, NULL, 10);
-            return true;
-        }
-    }
-    return false;
-}
-
 typedef struct followed_t {
     lifeline_page_t *page; /* NULL: following none */
     uint64_t pid;
@@ -182,16 +150,18 @@ typedef struct followed_t {
 /* Whether the holder thread died of a signal, in the process followed. */
 static bool dying_of_a_signal(const followed_t *followed)
 {
+    ompi_comm_ft_proc_stat_t fields;
     char path[64];
-    uint64_t start_time = 0, exit_code = 0, unused;
 
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", followed->pid);
-    if (!read_stat(path, &start_time, &unused) || start_time != followed->start_time) {
+    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_read(path, &fields)
+        || fields.start_time != followed->start_time) {
         return false;
     }
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", followed->pid,
              followed->holder_tid);
-    return read_stat(path, &start_time, &exit_code) && 0 != (exit_code & SIGNAL_BITS);
+    return OMPI_COMM_FT_PROC_STAT_READ == ompi_comm_ft_proc_stat_read(path, &fields)
+           && 0 != (fields.exit_code & SIGNAL_BITS);
 }
 
 /* Moves the remaining threads of a process that is dying to SCHED_IDLE

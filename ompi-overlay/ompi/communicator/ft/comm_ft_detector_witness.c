@@ -66,6 +66,7 @@
 
 #include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/communicator/ft/comm_ft_detector_lifeline.h"
+#include "ompi/communicator/ft/comm_ft_detector_proc_stat.h"
 #include "ompi/constants.h"
 #include "ompi/runtime/ompi_rte.h"
 #include "ompi/runtime/params.h"
@@ -126,48 +127,17 @@ static uint64_t own_pid_namespace(void)
     return 0 == stat("/proc/self/ns/pid", &info) ? (uint64_t) info.st_ino : 0;
 }
 
-/* Reads state and start time from /proc/<pid>/stat; false when it is gone. */
-static bool read_stat(uint64_t pid, char *state, uint64_t *start_time, bool *readable)
-{
-    char path[64], text[1024], *field;
-    ssize_t length;
-    int fd;
-
-    *readable = true;
-    snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long) pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        *readable = ENOENT == errno || ESRCH == errno;
-        return false;
-    }
-    length = read(fd, text, sizeof(text) - 1);
-    close(fd);
-    if (length <= 0) {
-        *readable = false;
-        return false;
-    }
-    text[length] = '\0';
-    /* the command name may hold spaces and parentheses: fields follow the last ')' */
-    field = strrchr(text, ')');
-    if (NULL == field || 2 != sscanf(field + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-                                                "%*s %*s %*s %*s %*s %*s %*s %" SCNu64,
-                                     state, start_time)) {
-        *readable = false;
-        return false;
-    }
-    return true;
-}
-
 int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline)
 {
     process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
-    bool readable, lifeline = false;
-    char state;
+    ompi_comm_ft_proc_stat_t fields;
+    bool lifeline = false;
     int rc;
 
-    if (!read_stat(self.pid, &state, &self.start_time, &readable)) {
+    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_read("/proc/self/stat", &fields)) {
         return OMPI_SUCCESS; /* no /proc: nobody can witness for us */
     }
+    self.start_time = fields.start_time;
     self.marked = watched && create_marker(with_lifeline, &lifeline);
     self.lifeline = lifeline;
     OPAL_MODEX_SEND_STRING(rc, PMIX_LOCAL, WITNESS_KEY, &self, sizeof(self));
@@ -258,16 +228,23 @@ void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const u
  * would declare a live process failed. */
 static int state_of_process(const process_id_t *id, char *state)
 {
-    uint64_t start_time;
-    bool readable;
+    ompi_comm_ft_proc_stat_t fields;
+    char path[64];
 
     if (NULL == id || 0 == id->pid) {
         return BTL_FT_STATE_UNKNOWN;
     }
-    if (!read_stat(id->pid, state, &start_time, &readable)) {
-        return readable ? BTL_FT_STATE_GONE : BTL_FT_STATE_UNKNOWN;
+    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", id->pid);
+    switch (ompi_comm_ft_proc_stat_read(path, &fields)) {
+    case OMPI_COMM_FT_PROC_STAT_GONE:
+        return BTL_FT_STATE_GONE;
+    case OMPI_COMM_FT_PROC_STAT_UNREADABLE:
+        return BTL_FT_STATE_UNKNOWN;
+    default:
+        break;
     }
-    if (start_time != id->start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
+    *state = fields.state;
+    if (fields.start_time != id->start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {

@@ -1,0 +1,57 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/* Fields of /proc stat files (comm_ft_detector_proc_stat.h; proc(5)). */
+
+#include "comm_ft_detector_proc_stat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FIELD_STATE 3 /* numbered from 1, as proc(5) does */
+#define FIELD_START_TIME 22
+#define FIELD_EXIT_CODE 52
+
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
+                                                            ompi_comm_ft_proc_stat_t *stat)
+{
+    char text[1024], *field, *end;
+    ssize_t length;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), number = FIELD_STATE;
+
+    if (0 > fd) {
+        return ENOENT == errno || ESRCH == errno ? OMPI_COMM_FT_PROC_STAT_GONE
+                                                : OMPI_COMM_FT_PROC_STAT_UNREADABLE;
+    }
+    length = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (0 >= length) {
+        return OMPI_COMM_FT_PROC_STAT_UNREADABLE;
+    }
+    text[length] = '\0';
+    *stat = (ompi_comm_ft_proc_stat_t){0};
+    /* the command name may hold spaces and parentheses: fields follow the last ')' */
+    if (NULL == (field = strrchr(text, ')'))) {
+        return OMPI_COMM_FT_PROC_STAT_UNREADABLE;
+    }
+    for (field = strtok_r(field + 1, " \n", &end); NULL != field;
+         field = strtok_r(NULL, " \n", &end), ++number) {
+        if (FIELD_STATE == number) {
+            stat->state = field[0];
+        } else if (FIELD_START_TIME == number) {
+            stat->start_time = strtoull(field, NULL, 10);
+        } else if (FIELD_EXIT_CODE == number) {
+            stat->exit_code = strtoull(field, NULL, 10);
+        }
+    }
+    return number > FIELD_START_TIME ? OMPI_COMM_FT_PROC_STAT_READ : OMPI_COMM_FT_PROC_STAT_UNREADABLE;
+}

@@ -1,0 +1,37 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The fields of a process's (or a thread's) /proc stat file that the
+ * witness and the lifelines judge by. Plain C and Linux: no Open MPI
+ * header, so that the lifelines' test can build it alone.
+ */
+
+#ifndef OMPI_COMM_FT_DETECTOR_PROC_STAT_H
+#define OMPI_COMM_FT_DETECTOR_PROC_STAT_H
+
+#include <stdint.h>
+
+typedef struct ompi_comm_ft_proc_stat_t {
+    char state;          /* field 3: R, S, D, T, t, Z, X... */
+    uint64_t start_time; /* field 22, clock ticks after boot: a reused pid has another */
+    uint64_t exit_code;  /* field 52 (Linux 3.5 on, else 0): its low 7 bits, a fatal signal */
+} ompi_comm_ft_proc_stat_t;
+
+typedef enum ompi_comm_ft_proc_stat_result_t {
+    OMPI_COMM_FT_PROC_STAT_READ,
+    OMPI_COMM_FT_PROC_STAT_GONE,       /* no such file: the process or thread is gone */
+    OMPI_COMM_FT_PROC_STAT_UNREADABLE, /* there, but could not be read or parsed */
+} ompi_comm_ft_proc_stat_result_t;
+
+/* Reads `path`, /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat. */
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
+                                                            ompi_comm_ft_proc_stat_t *stat);
+
+#endif /* OMPI_COMM_FT_DETECTOR_PROC_STAT_H */

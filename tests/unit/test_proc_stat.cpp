@@ -1,0 +1,120 @@
+// The shim's reader of /proc stat files (ompi-overlay/.../
+// comm_ft_detector_proc_stat.c), which the witness and the lifelines judge
+// processes by, on real processes: a live one, one whose name holds
+// spaces and parentheses, one killed and not yet reaped, one reaped.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+
+extern "C" {
+#include "comm_ft_detector_proc_stat.h"
+}
+
+namespace {
+
+std::string stat_path(pid_t pid)
+{
+    return "/proc/" + std::to_string(pid) + "/stat";
+}
+
+// field 22 the plain way, to compare with
+uint64_t start_time_of(pid_t pid)
+{
+    std::ifstream in(stat_path(pid));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    for (int number = 3; number <= 22 && fields >> field; ++number) {
+    }
+    return std::stoull(field);
+}
+
+// a child that names itself `name` and waits for its end
+pid_t start_child(const char *name, int ready[2])
+{
+    pid_t pid = fork();
+    if (0 == pid) {
+        prctl(PR_SET_NAME, name);
+        char byte = 1;
+        if (1 != write(ready[1], &byte, 1)) _exit(1);
+        pause();
+        _exit(0);
+    }
+    char byte;
+    EXPECT_EQ(1, read(ready[0], &byte, 1));
+    return pid;
+}
+
+TEST(ProcStat, ReadsALiveProcess)
+{
+    ompi_comm_ft_proc_stat_t fields;
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read("/proc/self/stat", &fields));
+    EXPECT_EQ('R', fields.state);
+    EXPECT_EQ(start_time_of(getpid()), fields.start_time);
+    EXPECT_EQ(0u, fields.exit_code);
+}
+
+TEST(ProcStat, NameWithSpacesAndParenthesesAndAKill)
+{
+    int ready[2];
+    ASSERT_EQ(0, pipe(ready));
+    // a name that a parser stopping at the first ')' would take for state R
+    pid_t pid = start_child("a) R 1 (b", ready);
+    ompi_comm_ft_proc_stat_t fields;
+    // asleep in pause() soon after it wrote (bounded: a hang is a failure)
+    for (int tries = 0; tries < 10000; ++tries) {
+        ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ,
+                  ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+        if ('S' == fields.state) break;
+        usleep(1000);
+    }
+    EXPECT_EQ('S', fields.state);
+    EXPECT_EQ(start_time_of(pid), fields.start_time);
+    EXPECT_EQ(0u, fields.exit_code);
+
+    // killed, not reaped: a zombie whose exit code holds the signal
+    ASSERT_EQ(0, kill(pid, SIGKILL));
+    siginfo_t info{};
+    ASSERT_EQ(0, waitid(P_PID, pid, &info, WEXITED | WNOWAIT));
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    EXPECT_EQ('Z', fields.state);
+    EXPECT_EQ(uint64_t{SIGKILL}, fields.exit_code & 0x7f);
+
+    // reaped: gone, not unreadable
+    ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_GONE, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    close(ready[0]);
+    close(ready[1]);
+}
+
+TEST(ProcStat, WhatIsNotAStatFileIsUnreadable)
+{
+    ompi_comm_ft_proc_stat_t fields;
+    // there, but not a file
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_read("/proc/self", &fields));
+    // a file with too few fields, or none after the name
+    char path[] = "/tmp/test_proc_stat_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_LE(0, fd);
+    const char shortened[] = "1 (x) S 0 1 1 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0\n";
+    ASSERT_EQ(ssize_t(sizeof shortened - 1), write(fd, shortened, sizeof shortened - 1));
+    close(fd);
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_read(path, &fields));
+    FILE *nameless = fopen(path, "w");
+    ASSERT_NE(nullptr, nameless);
+    fputs("1 x S 0\n", nameless);
+    fclose(nameless);
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_read(path, &fields));
+    unlink(path);
+}
+
+}  // namespace
