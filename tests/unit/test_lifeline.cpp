@@ -21,14 +21,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
 extern "C" {
 #include "comm_ft_detector_lifeline.h"
+#include "comm_ft_detector_proc_stat.h"
 }
 
 namespace {
@@ -48,15 +46,13 @@ bool readable(int fd, int timeout_ms)
     return 1 == poll(&entry, 1, timeout_ms) && (entry.revents & POLLIN);
 }
 
+// as the shim reads it (test_proc_stat.cpp checks that reader)
 uint64_t start_time_of(pid_t pid)
 {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::istringstream fields(text.substr(text.rfind(')') + 2));
-    std::string field;
-    for (int number = 3; number <= 22 && fields >> field; ++number) {
-    }
-    return std::stoull(field);
+    ompi_comm_ft_proc_stat_t fields{};
+    std::string path = "/proc/" + std::to_string(pid) + "/stat";
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(path.c_str(), &fields));
+    return fields.start_time;
 }
 
 // Whether every thread process `pid` has left runs under `policy` (false
