@@ -1,11 +1,13 @@
 // The shim's reader of /proc stat files (ompi-overlay/.../
 // comm_ft_detector_proc_stat.c), which the witness and the lifelines judge
 // processes by, on real processes: a live one, one whose name holds
-// spaces and parentheses, one killed and not yet reaped, one reaped.
+// spaces and parentheses, one killed and not yet reaped, one reaped, and
+// the signals pending for one thread.
 #include <gtest/gtest.h>
 
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,6 +94,33 @@ TEST(ProcStat, NameWithSpacesAndParenthesesAndAKill)
     // reaped: gone, not unreadable
     ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
     EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_GONE, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    close(ready[0]);
+    close(ready[1]);
+}
+
+TEST(ProcStat, SignalsPendingForAThread)
+{
+    int ready[2];
+    ASSERT_EQ(0, pipe(ready));
+    sigset_t usr1, before;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &usr1, &before));  // the child inherits the mask
+    pid_t pid = start_child("blocks usr1", ready);
+    ASSERT_EQ(0, sigprocmask(SIG_SETMASK, &before, nullptr));
+    std::string thread = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat";
+    const uint64_t usr1_bit = uint64_t{1} << (SIGUSR1 - 1);
+    ompi_comm_ft_proc_stat_t fields;
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(thread.c_str(), &fields));
+    EXPECT_EQ(0u, fields.pending & usr1_bit);
+    EXPECT_EQ(0u, fields.flags & OMPI_COMM_FT_PROC_EXITING);
+    // queued to that thread alone, and blocked there: it stays pending
+    ASSERT_EQ(0, syscall(SYS_tgkill, pid, pid, SIGUSR1));
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(thread.c_str(), &fields));
+    EXPECT_EQ(usr1_bit, fields.pending & usr1_bit);
+    EXPECT_EQ(0u, fields.flags & OMPI_COMM_FT_PROC_EXITING);
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
     close(ready[0]);
     close(ready[1]);
 }

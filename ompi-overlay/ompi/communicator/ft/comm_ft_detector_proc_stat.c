@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #define FIELD_STATE 3 /* numbered from 1, as proc(5) does */
+#define FIELD_FLAGS 9
+#define FIELD_PENDING 31
 #define FIELD_START_TIME 22
 #define FIELD_EXIT_CODE 52
 
@@ -47,6 +49,10 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
          field = strtok_r(NULL, " \n", &end), ++number) {
         if (FIELD_STATE == number) {
             stat->state = field[0];
+        } else if (FIELD_FLAGS == number) {
+            stat->flags = strtoull(field, NULL, 10);
+        } else if (FIELD_PENDING == number) {
+            stat->pending = strtoull(field, NULL, 10);
         } else if (FIELD_START_TIME == number) {
             stat->start_time = strtoull(field, NULL, 10);
         } else if (FIELD_EXIT_CODE == number) {

@@ -20,9 +20,14 @@
 
 typedef struct ompi_comm_ft_proc_stat_t {
     char state;          /* field 3: R, S, D, T, t, Z, X... */
+    uint64_t flags;      /* field 9: the kernel's PF_* flags of the (leading) thread */
+    uint64_t pending;    /* field 31: signals pending for that thread alone, bit n-1 for n */
     uint64_t start_time; /* field 22, clock ticks after boot: a reused pid has another */
     uint64_t exit_code;  /* field 52 (Linux 3.5 on, else 0): its low 7 bits, a fatal signal */
 } ompi_comm_ft_proc_stat_t;
+
+/* In flags: the thread has begun to exit (include/linux/sched.h). */
+#define OMPI_COMM_FT_PROC_EXITING 0x4u
 
 typedef enum ompi_comm_ft_proc_stat_result_t {
     OMPI_COMM_FT_PROC_STAT_READ,
