@@ -6,7 +6,7 @@
  * runs, so what the barrier waits for is the news of the crash.
  *
  *   crash_notice --victim R --inject-file F [--warmup 20] [--deadline-s 20]
- *                [--hold-file H] [--victim-mb M]
+ *                [--hold-file H] [--victim-mb M] [--exit-status S]
  *
  * --hold-file: after the warmup rank 0 creates H, and every rank waits
  * (in allreduces) until H is gone before the crash: time for whoever
@@ -18,6 +18,9 @@
  * survivor then also says whether the victim had ended (a pidfd it holds on
  * it was readable) when its barrier failed, "victim_ended" (null without
  * the option).
+ *
+ * --exit-status: the victim calls _exit(S) instead, without MPI_Finalize,
+ * which ULFM takes for a failure as well.
  *
  * Each survivor prints one JSON line: barrier_ms and agree_ms, from the
  * victim's kill (CLOCK_MONOTONIC is shared by every process of a machine,
@@ -42,7 +45,7 @@
 
 #include "../../tests/mpi/ulfm_common.h"
 
-static int victim = -1, warmup = 20, deadline_s = 20, victim_mb = 0;
+static int victim = -1, warmup = 20, deadline_s = 20, victim_mb = 0, exit_status = 0;
 static const char *inject_file = NULL, *hold_file = NULL;
 
 static void parse(int argc, char **argv)
@@ -54,6 +57,7 @@ static void parse(int argc, char **argv)
         else if (0 == strcmp(argv[i], "--deadline-s")) deadline_s = atoi(argv[i + 1]);
         else if (0 == strcmp(argv[i], "--hold-file")) hold_file = argv[i + 1];
         else if (0 == strcmp(argv[i], "--victim-mb")) victim_mb = atoi(argv[i + 1]);
+        else if (0 == strcmp(argv[i], "--exit-status")) exit_status = atoi(argv[i + 1]);
     }
 }
 
@@ -69,6 +73,7 @@ static void die_now(void)
         (void) ignored;
         close(fd);
     }
+    if (exit_status) _exit(exit_status);
     kill(getpid(), SIGKILL);
 }
 

@@ -13,7 +13,10 @@ the kernel takes tens of milliseconds per GiB to free once it is killed:
 every survivor must learn of the crash before the victim has ended (a
 pidfd each holds on it is not yet readable when its barrier fails), which
 only its watcher's lifeline can tell (mpi_ft_detector_watch_lifeline); its
-watcher's line says so.
+watcher's line says so. With --exit-status the victim calls _exit() with
+that status instead of the kill, without MPI_Finalize: a failure all the
+same, which the lifeline tells as early since the victim keeps its last
+thread, and mpirun exits with that status.
 
 With --stop-daemon the runtime's daemon is stopped across the crash, so
 that the runtime cannot report it: the node watch alone tells the
@@ -23,7 +26,7 @@ the like), it may also say unreachable (a transport
 error came first, and every survivor's notice says so). The MPI_T variable
 mpi_ft_detector_failure_kind says the same to the application.
 
-  crash_notice.py [--np 8] [--nodes 2] [--victim-mb M] [--mca KEY=VALUE]
+  crash_notice.py [--np 8] [--nodes 2] [--victim-mb M] [--exit-status S] [--mca KEY=VALUE]
 
 --nodes runs across emulated nodes (tests/netns), where Open MPI's default
 collectives are hierarchical (coll/han), the case ULFM's semantics are
@@ -79,14 +82,14 @@ def lifeline_problems(run, survivors, victim):
     problems = [f"rank {r['rank']}: the victim had ended when its barrier failed "
                 f"(victim_ended {r.get('victim_ended')})" for r in survivors if r.get("victim_ended") is not False]
     if not re.search(rf"rank {victim} of this node ended outside MPI_Finalize: crashed "
-                     r"\(its lifeline was cut by a signal\)", run.output):
+                     r"\(its lifeline was cut: it is dying\)", run.output):
         problems.append(f"the watcher did not say rank {victim}'s lifeline was cut")
     return problems
 
 
-def check(run, np, nodes, watches_node=True, victim_mb=0):
+def check(run, np, nodes, watches_node=True, victim_mb=0, exit_status=0):
     victim = np - 1
-    problems = checks.exit_problems(run, BOUND_S)
+    problems = checks.exit_problems(run, BOUND_S, exit_status)
     survivors = [r for r in run.records if "barrier_ms" in r]
     if len(survivors) != np - 1:
         problems.append(f"{len(survivors)} of {np - 1} survivors reported")
@@ -119,6 +122,8 @@ def run_job(args, exe, inject):
     program = [exe, "--victim", args.np - 1, "--inject-file", inject, "--deadline-s", 30]
     if args.victim_mb:
         program += ["--victim-mb", args.victim_mb]
+    if args.exit_status:
+        program += ["--exit-status", args.exit_status]
     mca = {"mpi_ft_verbose": 1, **dict(kv.split("=", 1) for kv in args.mca)}
     if args.nodes == 1 and args.stop_daemon:
         hold = inject + ".hold"
@@ -148,6 +153,8 @@ def main():
     p.add_argument("--mca", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--victim-mb", type=int, default=0,
                    help="MiB the victim writes first; every survivor must know before it ended")
+    p.add_argument("--exit-status", type=int, default=0,
+                   help="the victim calls _exit() with this status instead of SIGKILL")
     p.add_argument("--stop-daemon", action="store_true",
                    help="stop the runtime's daemon (SIGSTOP) from before the crash until "
                         f"{RESUME_AFTER_S} s after it (one host only)")
@@ -163,7 +170,8 @@ def main():
     name = "crash_notice" if args.nodes == 1 else f"crash_notice_{args.nodes}nodes"
     watches_node = dict(kv.split("=", 1) for kv in args.mca).get("mpi_ft_detector_watch_node", "1") \
         not in ("0", "false")
-    return checks.verdict(name, run, check(run, args.np, args.nodes, watches_node, args.victim_mb))
+    return checks.verdict(name, run, check(run, args.np, args.nodes, watches_node, args.victim_mb,
+                                           args.exit_status))
 
 
 if __name__ == "__main__":

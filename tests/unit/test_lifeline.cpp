@@ -1,8 +1,9 @@
 // The shim's lifelines (ompi-overlay/.../comm_ft_detector_lifeline.c), with
-// real processes and real signals: a holder killed by a signal is known
-// before the kernel has freed its memory (its pidfd not yet readable) and
-// makes way (its threads left are SCHED_IDLE), and nothing else that cuts
-// a lifeline (an exit, a holder thread that returns, letting go) is taken
+// real processes and real signals: a holder killed by a signal, or one
+// with a last thread that exits, is known before the kernel has freed its
+// memory (its pidfd not yet readable) and makes way (its threads left are
+// SCHED_IDLE), and nothing else that cuts a lifeline (an exit without a
+// last thread, a holder thread that returns, an exec, letting go) is taken
 // for a death.
 #include <gtest/gtest.h>
 
@@ -21,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,8 @@ constexpr int kQuietMs = 300;
 constexpr size_t kLargeBytes = size_t{1} << 30;
 
 enum class Holder { Main, ThreadThatReturns };
+// what the holder does on go(): its main thread only
+enum class OnGo { Nothing, LetGo, Exit, Exec };
 
 bool readable(int fd, int timeout_ms)
 {
@@ -74,6 +78,25 @@ bool threads_run_under(pid_t pid, int policy)
     return 0 < seen && seen == under;
 }
 
+// The policy of the thread of process `pid` named `name`; -1 when none is.
+int policy_of_thread(pid_t pid, const std::string &name)
+{
+    std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+    DIR *dir = opendir(tasks.c_str());
+    int policy = -1;
+    for (dirent *entry; dir && (entry = readdir(dir));) {
+        std::string comm;
+        std::getline(std::ifstream(tasks + "/" + entry->d_name + "/comm"), comm);
+        if (comm == name) {
+            policy = sched_getscheduler(static_cast<pid_t>(std::strtol(entry->d_name, nullptr, 10)));
+        }
+    }
+    if (dir) {
+        closedir(dir);
+    }
+    return policy;
+}
+
 void touch(size_t bytes)
 {
     if (0 == bytes) {
@@ -103,12 +126,13 @@ void *hold_then_return(void *raw)
     return nullptr;
 }
 
-// A process holding a lifeline in a file of its own. It says when it holds
-// it; each byte sent on `go` makes it take its next step: `let_go` lets go,
-// `exit_on_go` exits 0. It is killed when the test ends.
+// A process holding a lifeline in a file of its own, with the last thread
+// a followed holder keeps if `last_thread`. It says when it holds it; a
+// byte sent on `go` makes it take its step (OnGo). It is killed when the
+// test ends.
 class HolderProcess {
 public:
-    HolderProcess(Holder holder, size_t bytes, bool let_go = false, bool exit_on_go = false)
+    HolderProcess(Holder holder, size_t bytes, OnGo on_go = OnGo::Nothing, bool last_thread = false)
     {
         char name[] = "/tmp/btl_ft_lifeline_XXXXXX";
         int fd = mkstemp(name), ready[2], go[2];
@@ -135,14 +159,19 @@ public:
                 }
                 usleep(100000);  // it holds before the parent follows
             }
+            if (last_thread) {
+                ompi_comm_ft_lifeline_keep_last_thread();
+            }
             touch(bytes);
             (void) !write(ready[1], "r", 1);
             if (Holder::Main == holder && 1 == read(go[0], &byte, 1)) {
-                if (let_go) {
+                if (OnGo::LetGo == on_go) {
                     ompi_comm_ft_lifeline_let_go();
-                }
-                if (exit_on_go) {
+                } else if (OnGo::Exit == on_go) {
                     _exit(0);
+                } else if (OnGo::Exec == on_go) {
+                    execl("/bin/sleep", "sleep", "60", static_cast<char *>(nullptr));
+                    _exit(5);
                 }
             }
             for (;;) {
@@ -174,6 +203,7 @@ public:
     int follow() const { return ompi_comm_ft_lifeline_follow(path_.c_str(), pid_, start_time_); }
     bool make_way() const { return ompi_comm_ft_lifeline_make_way(path_.c_str(), pid_, start_time_); }
     bool threads_under(int policy) const { return threads_run_under(pid_, policy); }
+    int last_thread_policy() const { return policy_of_thread(pid_, "btl_ft teardown"); }
     void go() const { EXPECT_EQ(1, write(go_, "g", 1)); }
     void kill_it() const { EXPECT_EQ(0, kill(pid_, SIGKILL)); }
     // whether the kernel has ended the process (freed its memory)
@@ -194,15 +224,18 @@ protected:
 
 TEST_F(Lifeline, AHolderKilledIsKnownBeforeItsMemoryIsFreed)
 {
-    HolderProcess holder(Holder::Main, kLargeBytes);
-    int fd = holder.follow();
-    ASSERT_LE(0, fd) << "no lifeline followed: futex_waitv refused?";
-    usleep(50000);  // the follower sleeps on the lock
-    holder.kill_it();
-    ASSERT_TRUE(readable(fd, kBoundMs)) << "the cut of a killed holder was never told";
-    EXPECT_FALSE(holder.ended()) << "told only after the process had ended: no earlier than its pidfd";
-    EXPECT_TRUE(holder.threads_under(SCHED_IDLE)) << "the dying process did not make way";
-    EXPECT_TRUE(holder.ended(kBoundMs));
+    for (bool last_thread : {false, true}) {
+        SCOPED_TRACE(last_thread ? "with a last thread" : "without a last thread");
+        HolderProcess holder(Holder::Main, kLargeBytes, OnGo::Nothing, last_thread);
+        int fd = holder.follow();
+        ASSERT_LE(0, fd) << "no lifeline followed: futex_waitv refused?";
+        usleep(50000);  // the follower sleeps on the lock
+        holder.kill_it();
+        ASSERT_TRUE(readable(fd, kBoundMs)) << "the cut of a killed holder was never told";
+        EXPECT_FALSE(holder.ended()) << "told only after the process had ended: no earlier than its pidfd";
+        EXPECT_TRUE(holder.threads_under(SCHED_IDLE)) << "the dying process did not make way";
+        EXPECT_TRUE(holder.ended(kBoundMs));
+    }
 }
 
 TEST_F(Lifeline, OneFoundDyingMakesWayAndTheLivingDoNot)
@@ -230,34 +263,70 @@ TEST_F(Lifeline, OneCutBeforeItIsFollowedIsToldAtOnce)
     EXPECT_FALSE(holder.ended());
 }
 
-TEST_F(Lifeline, AnExitIsLeftToThePidfd)
+TEST_F(Lifeline, AFollowedHolderKeepsALastThreadAtIdlePriority)
 {
-    HolderProcess holder(Holder::Main, 0, false, true);
+    HolderProcess without(Holder::Main, 0), with(Holder::Main, 0, OnGo::Nothing, true);
+    EXPECT_EQ(-1, without.last_thread_policy());
+    EXPECT_EQ(SCHED_IDLE, with.last_thread_policy()) << "no last thread, or not at SCHED_IDLE";
+    EXPECT_FALSE(with.threads_under(SCHED_IDLE)) << "the holder's other threads gave way";
+}
+
+TEST_F(Lifeline, AnExitWithALastThreadIsKnownBeforeItsMemoryIsFreed)
+{
+    HolderProcess holder(Holder::Main, kLargeBytes, OnGo::Exit, true);
+    int fd = holder.follow();
+    ASSERT_LE(0, fd);
+    usleep(50000);
+    holder.go();
+    ASSERT_TRUE(readable(fd, kBoundMs)) << "exit(0) with a last thread was not told";
+    EXPECT_FALSE(holder.ended()) << "told only after the process had ended: no earlier than its pidfd";
+    EXPECT_TRUE(holder.threads_under(SCHED_IDLE)) << "the dying process did not make way";
+    EXPECT_TRUE(holder.ended(kBoundMs));
+}
+
+TEST_F(Lifeline, AnExitWithoutALastThreadIsLeftToThePidfd)
+{
+    HolderProcess holder(Holder::Main, 0, OnGo::Exit);
     int fd = holder.follow();
     ASSERT_LE(0, fd);
     usleep(50000);
     holder.go();
     ASSERT_TRUE(holder.ended(kBoundMs));
-    EXPECT_FALSE(readable(fd, kQuietMs)) << "exit(0) was told as a death by a signal";
+    EXPECT_FALSE(readable(fd, kQuietMs)) << "exit(0) without a last thread was told as a death";
 }
 
 TEST_F(Lifeline, AHolderThreadThatReturnsIsNoDeath)
 {
-    HolderProcess holder(Holder::ThreadThatReturns, 0);
+    for (bool last_thread : {false, true}) {
+        SCOPED_TRACE(last_thread ? "with a last thread" : "without a last thread");
+        HolderProcess holder(Holder::ThreadThatReturns, 0, OnGo::Nothing, last_thread);
+        int fd = holder.follow();
+        ASSERT_LE(0, fd);
+        usleep(50000);
+        holder.go();  // the holder thread returns; the process goes on
+        EXPECT_FALSE(readable(fd, kQuietMs)) << "a thread's return was told as a death";
+        EXPECT_FALSE(holder.ended());
+        holder.kill_it();  // its lifeline was cut already: the pidfd tells
+        ASSERT_TRUE(holder.ended(kBoundMs));
+        EXPECT_FALSE(readable(fd, kQuietMs));
+    }
+}
+
+TEST_F(Lifeline, AnExecIsNoDeath)
+{
+    HolderProcess holder(Holder::Main, 0, OnGo::Exec, true);
     int fd = holder.follow();
     ASSERT_LE(0, fd);
     usleep(50000);
-    holder.go();  // the holder thread returns; the process goes on
-    EXPECT_FALSE(readable(fd, kQuietMs)) << "a thread's return was told as a death";
+    holder.go();  // the kernel cuts the lifeline and ends the last thread
+    EXPECT_FALSE(readable(fd, kQuietMs)) << "an exec was told as a death";
     EXPECT_FALSE(holder.ended());
-    holder.kill_it();  // its lifeline was cut already: the pidfd tells
-    ASSERT_TRUE(holder.ended(kBoundMs));
-    EXPECT_FALSE(readable(fd, kQuietMs));
+    EXPECT_TRUE(holder.threads_under(SCHED_OTHER)) << "the program it became was made to give way";
 }
 
 TEST_F(Lifeline, LettingGoIsNoDeath)
 {
-    HolderProcess holder(Holder::Main, 0, true);
+    HolderProcess holder(Holder::Main, 0, OnGo::LetGo);
     int fd = holder.follow();
     ASSERT_LE(0, fd);
     usleep(50000);

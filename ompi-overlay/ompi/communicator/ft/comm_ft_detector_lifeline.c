@@ -29,16 +29,31 @@
  * A cut lock says only that the holder thread exited. The process is
  * dying when that thread died of a signal (the low bits of field 52 of
  * /proc/<pid>/task/<tid>/stat): a fatal signal ends every thread of a
- * process. A thread that returned, or a process that called exit(), is
- * left to the pidfd, which then sees the end as before.
+ * process. It is dying too when the whole process ends by exit(): the
+ * kernel then queues SIGKILL to each of its threads, and the holder's last
+ * thread (below) shows it. A thread that returned, an exec, or an exit
+ * without a last thread is left to the pidfd, which then sees the end as
+ * before.
  *
- * A process dying of a signal then makes way for the living: its threads
- * that have not exited yet, and with them the teardown of its memory, move
- * to SCHED_IDLE. On a node with a core per process the dying one's core is
+ * A dying process makes way for the living: its threads that have not
+ * exited yet, and with them the teardown of its memory, move to
+ * SCHED_IDLE. On a node with a core per process the dying one's core is
  * idle anyway and nothing changes; on a node with more processes than
  * cores its teardown no longer takes the CPU that the survivors need to
  * learn of its death (measured: 2 to 4 ms of CPU per MPI rank killed, on
  * 2 cores shared by 16 ranks; a lower nice value would need privileges).
+ *
+ * The follower moves them when it has run, which can be too late: the
+ * thread the cut woke it from was often the one left to do the teardown,
+ * and the follower waited behind it on that CPU for the whole of it
+ * (traced on 2 cores shared by 8 ranks: 2 to 3 ms in about 1 run of 3).
+ * So a holder that is followed also keeps a last thread, asleep at
+ * SCHED_IDLE from the start until the process ends. The kernel's SIGKILL
+ * wakes every thread of a dying process, the others' wakeups preempt the
+ * last one, so it exits last and does the teardown while a CPU is free.
+ * It is never stopped (at SCHED_IDLE its turn could be long in coming, and
+ * a process cannot raise itself back): it ends with the process, whose
+ * normal exit after MPI_Finalize then also frees memory at idle priority.
  */
 
 #ifndef _GNU_SOURCE
@@ -74,15 +89,24 @@
 
 #if LIFELINE_POSSIBLE
 
-#define FOLLOWER_STACK_BYTES (64 * 1024)
-#define SIGNAL_BITS 0x7f /* of an exit code: the signal that ended it */
+#define THREAD_STACK_BYTES (64 * 1024)
+#define SIGNAL_BITS 0x7f                 /* of an exit code: the signal that ended it */
+#define SIGKILL_PENDING (1u << (SIGKILL - 1)) /* in a thread's pending signals */
 
+/* Thread ids in the holder's pid namespace, which the witness checks is ours. */
 typedef struct lifeline_page_t {
     pthread_mutex_t lock;
-    int32_t holder_tid; /* in the holder's pid namespace, which the witness checks is ours */
+    int32_t holder_tid;
+    int32_t last_tid; /* the holder's last thread; 0: none (yet) */
 } lifeline_page_t;
 
 static lifeline_page_t *held = NULL;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t started;
+    int32_t tid; /* 0: not started */
+} last = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
 
 typedef enum { NOT_STARTED, RUNNING, UNAVAILABLE } follower_state_t;
 
@@ -96,7 +120,7 @@ static struct {
     char *path;       /* what to follow; NULL: nothing */
     uint64_t pid;
     uint64_t start_time;
-    int event_fd; /* written when it is cut by a signal death */
+    int event_fd; /* written when it is cut by a death */
 } follower = {.lock = PTHREAD_MUTEX_INITIALIZER, .event_fd = -1};
 
 /* glibc's robust mutexes keep the kernel's futex word first (the owner's
@@ -140,6 +164,75 @@ void ompi_comm_ft_lifeline_let_go(void)
     held = NULL;
 }
 
+/* Whether futex_waitv exists here (Linux 5.16) and is not refused: a
+ * value that differs must end it at once with EAGAIN. */
+static bool futex_waitv_works(void)
+{
+    uint32_t word = 0;
+    struct futex_waitv waiter = {.val = 1, .uaddr = (uintptr_t) &word, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
+
+    return 0 > syscall(SYS_futex_waitv, &waiter, 1, 0, NULL, 0) && EAGAIN == errno;
+}
+
+static void *sleep_until_the_end(void *unused)
+{
+    (void) unused;
+    pthread_setname_np(pthread_self(), "btl_ft teardown");
+    pthread_mutex_lock(&last.lock);
+    last.tid = (int32_t) syscall(SYS_gettid);
+    pthread_cond_signal(&last.started);
+    pthread_mutex_unlock(&last.lock);
+    for (;;) {
+        pause(); /* every signal blocked: only the end of the process ends it */
+    }
+    return NULL;
+}
+
+/* Starts the last thread, at SCHED_IDLE: set from here, so that MPI_Init
+ * never waits for an idle thread's turn. */
+static bool start_last_thread(void)
+{
+    struct sched_param unused = {0};
+    sigset_t all, before;
+    pthread_attr_t attr;
+    pthread_t thread;
+    bool created;
+
+    if (0 != pthread_attr_init(&attr)) {
+        return false;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    created = 0 == pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES)
+              && 0 == pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED)
+              && 0 == pthread_create(&thread, &attr, sleep_until_the_end, NULL);
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&last.lock);
+    while (created && 0 == last.tid) {
+        pthread_cond_wait(&last.started, &last.lock);
+    }
+    pthread_mutex_unlock(&last.lock);
+    return created && 0 == sched_setscheduler(last.tid, SCHED_IDLE, &unused);
+}
+
+void ompi_comm_ft_lifeline_keep_last_thread(void)
+{
+    static bool idle = false; /* the last thread started, at SCHED_IDLE */
+
+    /* followers without futex_waitv fall back on the pidfd, which would
+     * then wait for an idle teardown */
+    if (NULL == held || !futex_waitv_works()) {
+        return;
+    }
+    if (0 == last.tid) {
+        idle = start_last_thread();
+    }
+    if (idle) {
+        __atomic_store_n(&held->last_tid, last.tid, __ATOMIC_RELEASE);
+    }
+}
+
 typedef struct followed_t {
     lifeline_page_t *page; /* NULL: following none */
     uint64_t pid;
@@ -147,21 +240,53 @@ typedef struct followed_t {
     int32_t holder_tid;
 } followed_t;
 
-/* Whether the holder thread died of a signal, in the process followed. */
-static bool dying_of_a_signal(const followed_t *followed)
+static ompi_comm_ft_proc_stat_result_t read_thread(const followed_t *followed, int32_t tid,
+                                                   ompi_comm_ft_proc_stat_t *fields)
+{
+    char path[64];
+
+    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", followed->pid, tid);
+    return ompi_comm_ft_proc_stat_read(path, fields);
+}
+
+/* Whether thread tid of the process followed is ending: gone, dead,
+ * exiting, or with the SIGKILL queued that ends it. */
+static bool thread_ending(const followed_t *followed, int32_t tid)
+{
+    ompi_comm_ft_proc_stat_t fields;
+
+    switch (read_thread(followed, tid, &fields)) {
+    case OMPI_COMM_FT_PROC_STAT_GONE:
+        return true;
+    case OMPI_COMM_FT_PROC_STAT_READ:
+        return 'Z' == fields.state || 'X' == fields.state || 0 != (fields.flags & OMPI_COMM_FT_PROC_EXITING)
+               || 0 != (fields.pending & SIGKILL_PENDING);
+    default:
+        return false;
+    }
+}
+
+/* Whether the process followed, still the one published, is dying: its
+ * holder thread died of a signal, or its leading thread and its last
+ * thread, which ends only with the process, are both ending. An exec
+ * ends the last thread but not the leading one, which runs the new
+ * program. */
+static bool dying(const followed_t *followed)
 {
     ompi_comm_ft_proc_stat_t fields;
     char path[64];
+    int32_t last_tid = __atomic_load_n(&followed->page->last_tid, __ATOMIC_ACQUIRE);
 
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", followed->pid);
     if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_read(path, &fields)
         || fields.start_time != followed->start_time) {
         return false;
     }
-    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", followed->pid,
-             followed->holder_tid);
-    return OMPI_COMM_FT_PROC_STAT_READ == ompi_comm_ft_proc_stat_read(path, &fields)
-           && 0 != (fields.exit_code & SIGNAL_BITS);
+    if (OMPI_COMM_FT_PROC_STAT_READ == read_thread(followed, followed->holder_tid, &fields)
+        && 0 != (fields.exit_code & SIGNAL_BITS)) {
+        return true;
+    }
+    return 0 < last_tid && thread_ending(followed, last_tid) && thread_ending(followed, (int32_t) followed->pid);
 }
 
 /* Moves the remaining threads of a process that is dying to SCHED_IDLE
@@ -267,7 +392,7 @@ static void *follow_lifelines(void *unused)
             take_up(&followed, follower.path, follower.pid, follower.start_time);
         }
         if (NULL != followed.page && !still_held(followed.page, &value)) {
-            if (dying_of_a_signal(&followed)) {
+            if (dying(&followed)) {
                 make_way_for_the_living(followed.pid); /* first: a few system calls */
                 if (0 <= follower.event_fd) {
                     (void) eventfd_write(follower.event_fd, 1);
@@ -289,16 +414,6 @@ static void *follow_lifelines(void *unused)
     return NULL;
 }
 
-/* Whether futex_waitv exists here (Linux 5.16) and is not refused: a
- * value that differs must end it at once with EAGAIN. */
-static bool futex_waitv_works(void)
-{
-    uint32_t word = 0;
-    struct futex_waitv waiter = {.val = 1, .uaddr = (uintptr_t) &word, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG};
-
-    return 0 > syscall(SYS_futex_waitv, &waiter, 1, 0, NULL, 0) && EAGAIN == errno;
-}
-
 /* With the lock held. A thread that takes no signal of the application's. */
 static bool start_follower(void)
 {
@@ -315,7 +430,7 @@ static bool start_follower(void)
     }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &before);
-    started = 0 == pthread_attr_setstacksize(&attr, FOLLOWER_STACK_BYTES)
+    started = 0 == pthread_attr_setstacksize(&attr, THREAD_STACK_BYTES)
               && 0 == pthread_create(&follower.thread, &attr, follow_lifelines, NULL);
     pthread_sigmask(SIG_SETMASK, &before, NULL);
     pthread_attr_destroy(&attr);
@@ -365,18 +480,18 @@ int ompi_comm_ft_lifeline_follow(const char *path, uint64_t pid, uint64_t start_
 bool ompi_comm_ft_lifeline_make_way(const char *path, uint64_t pid, uint64_t start_time)
 {
     followed_t followed = {0};
-    bool dying;
+    bool found_dying;
 
     take_up(&followed, path, pid, start_time);
     /* cut: only the holder's exit (or exec) sets FUTEX_OWNER_DIED */
-    dying = NULL != followed.page
-            && 0 != (__atomic_load_n(word_of(followed.page), __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED)
-            && dying_of_a_signal(&followed);
+    found_dying = NULL != followed.page
+                  && 0 != (__atomic_load_n(word_of(followed.page), __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED)
+                  && dying(&followed);
     drop(&followed);
-    if (dying) {
+    if (found_dying) {
         make_way_for_the_living(pid);
     }
-    return dying;
+    return found_dying;
 }
 
 void ompi_comm_ft_lifeline_unfollow(void)
@@ -411,6 +526,10 @@ bool ompi_comm_ft_lifeline_hold(int fd)
 {
     (void) fd;
     return false;
+}
+
+void ompi_comm_ft_lifeline_keep_last_thread(void)
+{
 }
 
 void ompi_comm_ft_lifeline_let_go(void)

@@ -195,14 +195,17 @@ static var_row_t rows[ROW_COUNT] = {
         "With mpi_ft_detector_watch_node: each process also holds a lifeline, a "
         "robust lock in its marker file that the kernel releases the moment the "
         "thread that initialized MPI exits, and its watcher follows it from a "
-        "thread that sleeps until then. A process killed by a signal is then "
-        "known when that thread dies, before the kernel has freed the process's "
-        "memory, which the pidfd and the runtime wait for (tens of milliseconds "
-        "per GiB); any other end (exit, return) is still told by the pidfd. The "
-        "dying process's remaining threads, and so its teardown, then move to "
-        "SCHED_IDLE: on a node with more processes than cores they no longer "
-        "take the CPU the survivors need. Needs Linux 5.16 (futex_waitv) and "
-        "glibc; elsewhere it is off",
+        "thread that sleeps until then. A process killed by a signal, or ending "
+        "by exit(), is then known when that thread dies, before the kernel has "
+        "freed the process's memory, which the pidfd and the runtime wait for "
+        "(tens of milliseconds per GiB); any other end of that thread (a return, "
+        "an exec) is left to the pidfd. A process whose lifeline is followed "
+        "keeps one more thread, asleep at SCHED_IDLE until the process ends: "
+        "the last to exit, it frees the process's memory on idle CPU, and the "
+        "dying process's remaining threads move to SCHED_IDLE too, so that on a "
+        "node with more processes than cores its teardown no longer takes the "
+        "CPU the survivors need. Needs Linux 5.16 (futex_waitv) and glibc; "
+        "elsewhere it is off",
         .value.flag = true},
     [ROW_NODE_GRACE] = {
         "detector_node_grace", VAR_SECONDS, OPAL_INFO_LVL_5, PARAM(detector.node_grace_ns),

@@ -30,9 +30,9 @@
  *
  * With mpi_ft_detector_watch_lifeline the marker file is also a lifeline
  * (comm_ft_detector_lifeline.c) and the watcher follows it beside the
- * pidfd: a process killed by a signal is then known when the thread that
- * initialized MPI dies, before the kernel has freed the process's memory;
- * every other end waits for the pidfd as before.
+ * pidfd: a process killed by a signal, or ending by exit(), is then known
+ * when the thread that initialized MPI dies, before the kernel has freed
+ * the process's memory; every other end waits for the pidfd as before.
  *
  * A node-mate of another job of the union (spawned, connected) is read at
  * each join, for questions only: its job's own processes watch its end.
@@ -174,6 +174,7 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
 {
     opal_process_name_t name = *OMPI_PROC_MY_NAME;
     uint64_t namespace_here = own_pid_namespace();
+    bool followed = false;
 
     if (NULL == node_of_rank || 0 == namespace_here
         || NULL == (peers = calloc(size, sizeof(*peers)))) {
@@ -186,7 +187,11 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
             continue;
         }
         name.vpid = rank;
-        (void) read_published(&name, namespace_here, &peers[rank]);
+        followed |= read_published(&name, namespace_here, &peers[rank]) && peers[rank].lifeline;
+    }
+    /* node-mates with lifelines share the watch's ring with us: one follows ours */
+    if (followed) {
+        ompi_comm_ft_lifeline_keep_last_thread();
     }
 }
 
@@ -281,7 +286,7 @@ static uint32_t next_watchable(uint32_t rank)
 /* How an end was seen. */
 typedef enum {
     END_SEEN,     /* its pidfd: the process has ended */
-    LIFELINE_CUT, /* it is dying of a signal, and already makes way (the lifeline's follower) */
+    LIFELINE_CUT, /* it is dying, and already makes way (the lifeline's follower) */
     FOUND_GONE,   /* /proc said so when the watch passed it; it may still be dying */
 } end_seen_t;
 
@@ -294,13 +299,13 @@ static void judge_end(uint32_t rank, end_seen_t how)
 
     ompi_comm_ft_log(crashed ? 1 : 10, "btl_ft: rank %u of this node ended %s%s", rank,
                      crashed ? "outside MPI_Finalize: crashed" : "after MPI_Finalize began",
-                     LIFELINE_CUT == how ? " (its lifeline was cut by a signal)" : "");
+                     LIFELINE_CUT == how ? " (its lifeline was cut: it is dying)" : "");
     if (crashed && NULL != report_end) {
         report_end(rank, BTL_FT_CRASHED);
     }
     if (crashed && FOUND_GONE == how && peers[rank].lifeline
         && ompi_comm_ft_lifeline_make_way(marker, peers[rank].pid, peers[rank].start_time)) {
-        ompi_comm_ft_log(10, "btl_ft: rank %u of this node is dying of a signal: it makes way", rank);
+        ompi_comm_ft_log(10, "btl_ft: rank %u of this node is dying: it makes way", rank);
     }
     free(marker);
 }
