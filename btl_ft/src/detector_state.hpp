@@ -137,6 +137,7 @@ struct detector::state {
     rank_t witness_for(rank_t subject) const;
     rank_t next_node_mate(rank_t subject, rank_t after) const;
     void ask_witness(time_ns now);
+    void wait_for_silent_node(time_ns now);
     void apply_witness(time_ns now, process_state seen);
     void on_witness(rank_t from, const wire::message& msg);
     void stopped_row_behind(rank_t subject, std::vector<rank_t>& behind) const;

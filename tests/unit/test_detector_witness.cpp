@@ -188,6 +188,53 @@ TEST(Witness, ASilentNodeGetsTheNodeGrace) {
     }
 }
 
+// An emitter alone on its node, from the start or once its node-mate
+// failed, has nobody there to ask: its silence is its node's, and it gets
+// the node grace as a node whose witness answers nothing does (but starts
+// no census). Before, the
+// PROBE's window alone decided, and a stall of 100 ms (a virtual CPU taken
+// by the host) had it declared after its node-mate's stop
+// (netns.spawn_self_2nodes, parent-hang).
+TEST(Witness, AnEmitterLeftAloneOnItsNodeGetsTheNodeGrace) {
+    for (const bool mate_failed : {false, true}) {
+        observer_2 p(mate_failed ? std::vector<std::uint32_t>{0, 0, 1, 1} : std::vector<std::uint32_t>{0, 2, 1, 1});
+        if (mate_failed) {
+            p.core.report_failure(2 * ms, 0, failure_kind::crashed);
+        }
+        const time_ns declared_at = p.timed_out_at + timeout_ns / 2;
+        p.core.tick(p.confirms_at);
+        p.core.tick(p.timed_out_at + confirm_ns);
+        p.core.tick(declared_at - 1);
+        EXPECT_TRUE(p.questions().empty()) << "mate failed " << mate_failed;
+        EXPECT_EQ(p.io.failed, mate_failed ? std::vector<rank_t>{0} : std::vector<rank_t>{})
+            << "declared before the grace, mate failed " << mate_failed;
+        p.core.tick(declared_at);
+        EXPECT_EQ(p.io.failed.back(), 1u) << "mate failed " << mate_failed;
+        EXPECT_EQ(p.core.stats().censuses, 0u) << "mate failed " << mate_failed;
+    }
+}
+
+// The grace is only a wait: an emitter alone on its node that answers the
+// PROBE within it, past the PROBE's own window, is kept.
+TEST(Witness, AnEmitterAloneOnItsNodeThatAnswersWithinTheGraceIsKept) {
+    observer_2 p({0, 2, 1, 1});
+    p.core.tick(p.confirms_at);
+    const auto probes = p.io.sent_of(wire::msg_type::probe, 4);
+    ASSERT_EQ(probes.size(), 1u);
+    const time_ns answered_at = p.timed_out_at + timeout_ns / 2 - 1 * ms;
+    for (time_ns now = p.timed_out_at; now < answered_at; now += 1 * ms) {
+        p.core.tick(now);
+    }
+    std::array<std::byte, wire::max_probe_reply_bytes> bytes{};
+    EXPECT_TRUE(p.core.on_message(answered_at, 1,
+                                  wire::encode_probe_reply(probes[0].second.sequence, heartbeat_word(1, 1), bytes)));
+    for (time_ns now = answered_at; now <= answered_at + timeout_ns / 2; now += 1 * ms) {
+        p.core.tick(now);
+    }
+    EXPECT_TRUE(p.io.failed.empty());
+    EXPECT_EQ(p.core.stats().confirmed_alive, 1u);
+}
+
 // A witness that answers "unknown" runs, so its node is not silent: the
 // PROBE decides, in its own window, as without witnesses.
 TEST(Witness, AnUnknownAnswerLeavesItToTheProbe) {

@@ -212,7 +212,8 @@ static var_row_t rows[ROW_COUNT] = {
         BTL_FT_FIELD_NODE_GRACE_NS,
         "How long, in seconds after the timeout, a silent process of another "
         "node is given when the witness asked on its node does not answer "
-        "either (never less than half of mpi_ft_detector_timeout). A node whose "
+        "either, or when no other process of its node is left to ask (never "
+        "less than half of mpi_ft_detector_timeout). A node whose "
         "processes are all silent is lost, cut off, or starved of CPU as a "
         "whole (an overloaded node: 90 to 230 ms measured); only this grace "
         "keeps the last from being declared failed. The price: a lost or cut "
