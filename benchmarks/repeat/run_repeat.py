@@ -14,7 +14,8 @@ across nodes, a rank that came up without btl/ofi over libfabric's shm,
 the survivor allreduce on a revoked communicator, after an interrupted
 MPI_Allreduce, and with failures during its calls, two of 5 emulated nodes
 killed at once (mpirun ended the job on a connection reset to a lost
-daemon: patch 0055), a row of hung processes across nodes, and a crash
+daemon: patch 0055), a row of hung processes across nodes, a rank left
+alone on its node and frozen (the node grace), and a crash
 under a 0.5 ms heartbeat over btl/uct, with the detector thread kept out of
 opal_progress while the application waits in MPI)
 R times each through ctest (the respawn idiom's cases 5 R times: it must
@@ -39,7 +40,7 @@ TESTS = re.compile(r"^mpi\.(finalize_race_.*|one_by_one_.*|.*_revoked_sendrecv_k
                    r"survivors_(revoked_np4|after_allreduce_np8|acked_np8|fast_mixed_np8|(fast_)?during_(crash|hang)_np8)|"
                    r"sm_dead_writer|connect_failure_np4|uct_crash_fast_heartbeat_np4|thread_progress)$"
                    r"|^netns\.(crash_notice_2nodes|respawn_.*_2nodes|spawn_self_(two_spawners_|at_once_)?2nodes|"
-                   r"(two_levels_)?two_nodes_killed_5nodes|two_levels_hung_row_.*_3nodes)$")
+                   r"(two_levels_)?two_nodes_killed_5nodes|two_levels_hung_row_.*_3nodes|starved_lone_rank_2nodes)$")
 # quick: one test of each family, once
 QUICK_TESTS = re.compile(r"^mpi\.(finalize_race_tcp_np9|one_by_one_crash_np4|uct_revoked_sendrecv_killed|"
                          r"starved_rank)$|^netns\.crash_notice_2nodes$")

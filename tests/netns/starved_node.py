@@ -73,8 +73,8 @@ class Freezer(rank_cgroup.RankCgroup):
 
 
 class LoneFreezer(Freezer):
-    """Kills the last rank of the last node, waits until its death is known,
-    then freezes the rank left alone there."""
+    """Kills the last rank of the last node, waits half a second (its crash
+    is known in milliseconds), then freezes the rank left alone there."""
     WAIT_FOR_DEATH_S = 0.5
 
     def __init__(self, exe, freeze_s, freezes):
