@@ -1,10 +1,11 @@
 // The shim's reader of /proc stat files (ompi-overlay/.../
 // comm_ft_detector_proc_stat.c), which the witness and the lifelines judge
 // processes by, on real processes: a live one, one whose name holds
-// spaces and parentheses, one killed and not yet reaped, one reaped, and
-// the signals pending for one thread.
+// spaces and parentheses, one killed and not yet reaped, one reaped, the
+// signals pending for one thread, and one whose leading thread exited.
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -121,6 +122,50 @@ TEST(ProcStat, SignalsPendingForAThread)
     EXPECT_EQ(0u, fields.flags & OMPI_COMM_FT_PROC_EXITING);
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
+    close(ready[0]);
+    close(ready[1]);
+}
+
+// A process whose leading thread left by pthread_exit() shows 'Z' while
+// its other threads run: it has not ended (the witness and the node watch
+// used to take it for gone, and so for crashed). Killed and not reaped, it
+// has.
+TEST(ProcStat, AnExitedLeaderWithAThreadLeftIsNoEnd)
+{
+    int ready[2];
+    ASSERT_EQ(0, pipe(ready));
+    pid_t pid = fork();
+    if (0 == pid) {
+        pthread_t thread;
+        if (0 != pthread_create(&thread, nullptr, [](void *fd) -> void * {
+                char byte = 1;
+                if (1 != write(*static_cast<int *>(fd), &byte, 1)) _exit(1);
+                for (;;) pause();
+            }, &ready[1])) {
+            _exit(1);
+        }
+        pthread_exit(nullptr);
+    }
+    char byte;
+    ASSERT_EQ(1, read(ready[0], &byte, 1));
+    ompi_comm_ft_proc_stat_t fields{};
+    // the leader's exit follows its pthread_create (bounded: a hang is a failure)
+    for (int tries = 0; tries < 10000 && 'Z' != fields.state; ++tries) {
+        ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+        usleep(1000);
+    }
+    EXPECT_EQ('Z', fields.state);
+    EXPECT_EQ(2u, fields.threads);
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_ended(&fields));
+
+    ASSERT_EQ(0, kill(pid, SIGKILL));
+    siginfo_t info{};
+    ASSERT_EQ(0, waitid(P_PID, pid, &info, WEXITED | WNOWAIT));
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    EXPECT_EQ('Z', fields.state);
+    EXPECT_EQ(1u, fields.threads);
+    EXPECT_TRUE(ompi_comm_ft_proc_stat_ended(&fields));
+    ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
     close(ready[0]);
     close(ready[1]);
 }

@@ -19,6 +19,7 @@
 
 #define FIELD_STATE 3 /* numbered from 1, as proc(5) does */
 #define FIELD_FLAGS 9
+#define FIELD_THREADS 20
 #define FIELD_PENDING 31
 #define FIELD_START_TIME 22
 #define FIELD_EXIT_CODE 52
@@ -51,6 +52,8 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
             stat->state = field[0];
         } else if (FIELD_FLAGS == number) {
             stat->flags = strtoull(field, NULL, 10);
+        } else if (FIELD_THREADS == number) {
+            stat->threads = strtoull(field, NULL, 10);
         } else if (FIELD_PENDING == number) {
             stat->pending = strtoull(field, NULL, 10);
         } else if (FIELD_START_TIME == number) {
@@ -60,4 +63,9 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
         }
     }
     return number > FIELD_START_TIME ? OMPI_COMM_FT_PROC_STAT_READ : OMPI_COMM_FT_PROC_STAT_UNREADABLE;
+}
+
+bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat)
+{
+    return 'X' == stat->state || 'x' == stat->state || ('Z' == stat->state && stat->threads <= 1);
 }

@@ -16,11 +16,13 @@
 #ifndef OMPI_COMM_FT_DETECTOR_PROC_STAT_H
 #define OMPI_COMM_FT_DETECTOR_PROC_STAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct ompi_comm_ft_proc_stat_t {
     char state;          /* field 3: R, S, D, T, t, Z, X... */
     uint64_t flags;      /* field 9: the kernel's PF_* flags of the (leading) thread */
+    uint64_t threads;    /* field 20: threads of the process, an exited leader counted */
     uint64_t pending;    /* field 31: signals pending for that thread alone, bit n-1 for n */
     uint64_t start_time; /* field 22, clock ticks after boot: a reused pid has another */
     uint64_t exit_code;  /* field 52 (Linux 3.5 on, else 0): its low 7 bits, a fatal signal */
@@ -38,5 +40,10 @@ typedef enum ompi_comm_ft_proc_stat_result_t {
 /* Reads `path`, /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat. */
 ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
                                                             ompi_comm_ft_proc_stat_t *stat);
+
+/* Whether a process read from /proc/<pid>/stat has ended: dead, or a
+ * zombie with no other thread. A leading thread that left by
+ * pthread_exit() is a zombie while the process's other threads run. */
+bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat);
 
 #endif /* OMPI_COMM_FT_DETECTOR_PROC_STAT_H */

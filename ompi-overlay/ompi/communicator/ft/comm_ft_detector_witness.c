@@ -249,7 +249,7 @@ static int state_of_process(const process_id_t *id, char *state)
         break;
     }
     *state = fields.state;
-    if (fields.start_time != id->start_time || 'Z' == *state || 'X' == *state || 'x' == *state) {
+    if (fields.start_time != id->start_time || ompi_comm_ft_proc_stat_ended(&fields)) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {
