@@ -128,8 +128,7 @@ def check_kept(run, freezer):
         problems.append(f"node {NODES - 1} was frozen {freezer.frozen} of {freezer.freezes} times")
     if not isinstance(freezer, LoneFreezer):
         return problems + rank_cgroup.kept_problems(run, NP, "a rank of the frozen node")
-    if run.timed_out:
-        problems.append("mpirun overran its bound of 60 s")
+    problems += checks.exit_problems(run, 60)
     wrongly = [line for line in run.output.splitlines() if suspicion_of(freezer.ranks).search(line)]
     if wrongly:
         problems.append(f"the rank left alone on node {NODES - 1} was declared failed: {wrongly[0]}")

@@ -191,10 +191,9 @@ TEST(Witness, ASilentNodeGetsTheNodeGrace) {
 // An emitter alone on its node, from the start or once its node-mate
 // failed, has nobody there to ask: its silence is its node's, and it gets
 // the node grace as a node whose witness answers nothing does (but starts
-// no census). Before, the
-// PROBE's window alone decided, and a stall of 100 ms (a virtual CPU taken
-// by the host) had it declared after its node-mate's stop
-// (netns.spawn_self_2nodes, parent-hang).
+// no census). Before, the PROBE's window alone decided, and a stall of
+// 100 ms (a virtual CPU taken by the host) had it declared after its
+// node-mate's stop (netns.spawn_self_2nodes, parent-hang).
 TEST(Witness, AnEmitterLeftAloneOnItsNodeGetsTheNodeGrace) {
     for (const bool mate_failed : {false, true}) {
         observer_2 p(mate_failed ? std::vector<std::uint32_t>{0, 0, 1, 1} : std::vector<std::uint32_t>{0, 2, 1, 1});
