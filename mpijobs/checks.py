@@ -65,6 +65,8 @@ def verdict(name, run, problems):
     if problems:
         print("FAILED:\n  " + "\n  ".join(problems))
         print("--- output ---\n" + run.output[-4000:])
+        if run.stuck:
+            print("--- the run's processes when it overran ---\n" + run.stuck)
         return 1
     print(f"ok: {name} in {run.wall_s:.1f} s")
     return 0

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from mpijobs import paths
+from mpijobs import paths, stuck
 
 
 @dataclass
@@ -28,6 +28,7 @@ class Run:
     wall_s: float
     records: list = field(default_factory=list)   # JSON objects printed by ranks
     output: str = ""
+    stuck: str = ""               # if it overran: what its processes were doing
 
     @property
     def timed_out(self):
@@ -35,12 +36,14 @@ class Run:
 
 
 def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_overrun=None,
-        env=None, cwd=None):
+        env=None, cwd=None, describe_overrun=True):
     """Runs cmd for at most deadline_s (see the module's docstring).
     on_overrun(), if given, is called when the deadline passes, before the
     session is killed: for processes the session kill cannot reach (PRRTE's
     remote daemons run in sessions of their own and may hold the output
-    pipe open)."""
+    pipe open). An overrun's processes are first described (Run.stuck),
+    unless describe_overrun is false (a run expected to hang: gdb stops
+    each process for about a second)."""
     _unwind_on_sigterm()
     cwd = cwd or paths.RUN_DIR
     os.makedirs(cwd, exist_ok=True)
@@ -49,19 +52,21 @@ def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_ov
                             start_new_session=True, text=True, env=env, cwd=cwd)
     lines, output, records = queue.Queue(), [], []
     threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
-    outcome, ended = None, False
+    outcome, ended, snapshot = None, False, ""
     try:
         outcome, ended = _follow(proc, lines, output, records, deadline_s, expect_records, grace_s,
                                  stop_when, start)
-        if outcome == "overran" and on_overrun:
-            on_overrun()
+        if outcome == "overran" and describe_overrun:
+            snapshot = stuck.describe(session_pids(proc.pid))
+            if on_overrun:
+                on_overrun()
     finally:   # also on Ctrl-C or SIGTERM: never leave a run behind
         kill_session(proc.pid)
     proc.wait()
     if not ended:
         _drain(lines, output, records)
     return Run(outcome, proc.returncode if outcome == "exited" else None,
-               round(time.monotonic() - start, 3), records, "".join(output))
+               round(time.monotonic() - start, 3), records, "".join(output), snapshot)
 
 
 def _reader(stream, lines):

@@ -190,34 +190,6 @@ def rank_processes(node, program):
     return found
 
 
-def thread_states(pid):
-    """{thread name/tid: "state wchan | kernel stack"} of every thread of pid,
-    from /proc (no ptrace, so the process runs on undisturbed)."""
-    states = {}
-    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):  # none once pid is gone
-        try:
-            comm = (task / "comm").read_text().strip()
-            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
-            wchan = (task / "wchan").read_text().strip()
-            stack = (task / "stack").read_text().split()
-        except OSError:
-            continue
-        frames = [f.split("+")[0] for f in stack if "+" in f][:6]
-        states[f"{comm}/{task.name}"] = f"{state} {wchan or '-'} | {' < '.join(frames)}"
-    return states
-
-
-def user_stacks(pid):
-    """Every thread's backtrace from gdb (installed by ci/deps.sh), or None
-    without gdb. It stops the process while it reads: only for a process
-    already stuck."""
-    if shutil.which("gdb") is None:
-        return None
-    r = subprocess.run(["timeout", "20", "gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt 30"],
-                       capture_output=True, text=True)
-    return "\n".join(line for line in r.stdout.splitlines() if line.startswith(("#", "Thread ")))
-
-
 def _has_cross_node_connection(pid, own_address_hex):
     """An ESTABLISHED TCP socket of pid to another 10.77.0.x address."""
     try:

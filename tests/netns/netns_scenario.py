@@ -32,7 +32,7 @@ from pathlib import Path
 from mpijobs import nodes
 from tests.mpi import scenario
 from tests.mpi import failure_summary
-from mpijobs import checks, launch, mpicmd, paths
+from mpijobs import checks, launch, mpicmd, paths, stuck
 
 EXTERNAL = ("stop-ranks", "kill-ranks", "kill-node", "cut", "cut-blackhole", "stop-victims")
 
@@ -177,7 +177,7 @@ class Injector(threading.Thread):
                      for pid, rank in nodes.rank_processes(ns, self.exe).items()}
         if survivors:
             self.notes["slow_survivors"] = {
-                f"rank {rank}": {"threads": nodes.thread_states(pid), "gdb": nodes.user_stacks(pid)}
+                f"rank {rank}": {"threads": stuck.thread_states(pid), "gdb": stuck.user_stacks(pid)}
                 for pid, rank in sorted(survivors.items(), key=lambda x: x[1])}
 
 
