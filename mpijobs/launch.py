@@ -58,8 +58,8 @@ def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_ov
                                  stop_when, start)
         if outcome == "overran" and describe_overrun:
             snapshot = stuck.describe(session_pids(proc.pid))
-            if on_overrun:
-                on_overrun()
+        if outcome == "overran" and on_overrun:
+            on_overrun()
     finally:   # also on Ctrl-C or SIGTERM: never leave a run behind
         kill_session(proc.pid)
     proc.wait()
