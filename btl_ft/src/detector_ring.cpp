@@ -73,6 +73,7 @@ void detector::state::heard_emitter(time_ns now) {
         out.on_close_call(emitter, silent);
     }
     last_heard_at = now;
+    absent_ns = 0;
     mend_witness_asked = false;
     confirm.end();
     expect_emitter_by(now + config.timeout_ns);
@@ -161,6 +162,7 @@ void detector::state::mend(time_ns now, bool after_failure) {
     mend_witness_asked = false;
     confirm.end();
     last_heard_at = now;
+    absent_ns = 0;
     if (alone()) {
         observer = self();
         emitter_deadline = never;

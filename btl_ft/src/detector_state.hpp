@@ -70,6 +70,7 @@ struct detector::state {
     bool have_sequence = false;    // last_sequence belongs to the current emitter
     std::uint32_t last_sequence = 0;
     time_ns last_heard_at = 0;    // last word or probe answer from the emitter (or when it became one)
+    time_ns absent_ns = 0;        // since last_heard_at, this process's wake-ups later than a timeout
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     time_ns last_call_at = 0;     // the `now` of the latest entry point: never goes back
     std::uint32_t notice_sequence = 0;

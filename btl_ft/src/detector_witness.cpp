@@ -10,6 +10,10 @@
 //   running: it is only slow; it gets another timeout, until it has been
 //            silent for witness_patience (1 s, at least 4 timeouts), so
 //            a process that stays silent while running is still declared;
+//            silent while the observer was awake: its own wake-ups later
+//            than a timeout do not count (twice in about 1,400 runs of
+//            two respawn jobs at once on 2 cores, an observer woken a
+//            second late declared a starved emitter without asking);
 //   stopped or gone: a hang or a crash, declared when the silence reaches
 //            the timeout, without waiting out the PROBE's window;
 //   unknown: the PROBE alone decides, as without witnesses.
@@ -80,7 +84,10 @@ rank_t detector::state::next_node_mate(rank_t subject, rank_t after) const {
 
 void detector::state::ask_witness(time_ns now) {
     BTL_FT_ASSERT(confirm.active(), "a witness asked outside a confirmation");
-    if (now - last_heard_at >= config.witness_patience()) {
+    // The silence the patience counts is what this process was awake to
+    // hear: not its own wake-ups later than a timeout (the whole machine
+    // starved, the emitter with it).
+    if (now - last_heard_at - absent_ns >= config.witness_patience()) {
         return;
     }
     const rank_t witness = witness_for(emitter);

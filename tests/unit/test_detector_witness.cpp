@@ -61,6 +61,38 @@ TEST(Witness, AStarvedEmitterOfThisNodeIsKeptForFourTimeoutsOfSilence) {
     EXPECT_TRUE(std::ranges::all_of(p.io.asked_about, [](rank_t rank) { return rank == 1; }));
 }
 
+// Seen twice in about 1,400 runs of two respawn jobs at once on 2 cores
+// (δ 50 ms): the observer's own thread got no CPU for about a second, and
+// on waking it found its emitter silent past the patience, asked no
+// witness and declared the emitter, itself starved, when it missed the
+// PROBE's window. The observer's absence is no silence of the emitter's.
+TEST(Witness, TimeTheObserverSpentDescheduledIsNoSilenceOfItsEmitter) {
+    observer_2 p({0, 1, 1, 0});
+    p.io.local.assign(4, process_state::running);
+    p.core.tick(p.timed_out_at);
+    EXPECT_EQ(p.core.stats().witnessed_running, 1u);
+    const auto late_before = p.core.stats().late_wakeups;
+    // woken 1.5 s late: far past the patience of four timeouts
+    time_ns now = p.timed_out_at + timeout_ns + 1500 * ms;
+    p.core.tick(now);
+    EXPECT_EQ(p.core.stats().late_wakeups, late_before + 1);
+    EXPECT_EQ(p.core.stats().witnessed_running, 2u) << "the witness was not asked after the late wake-up";
+    p.core.tick(now + confirm_ns);
+    EXPECT_TRUE(p.io.failed.empty());
+    // still silent while running, with the observer on time: declared once
+    // its silence while the observer was awake reaches the patience (four
+    // timeouts; about one of them passed before the absence)
+    int timeouts = 0;
+    while (p.io.failed.empty() && timeouts < 8) {
+        p.core.tick(now += timeout_ns);
+        p.core.tick(now + confirm_ns);
+        ++timeouts;
+    }
+    EXPECT_EQ(p.io.failed, std::vector<rank_t>{1});
+    EXPECT_GE(timeouts, 3) << "declared before four timeouts of silence heard awake";
+    EXPECT_LE(timeouts, 4);
+}
+
 TEST(Witness, AWordResetsTheExtensions) {
     observer_2 p({0, 1, 1, 0});
     p.io.local.assign(4, process_state::running);
