@@ -11,9 +11,9 @@
 //            silent for witness_patience (1 s, at least 4 timeouts), so
 //            a process that stays silent while running is still declared;
 //            silent while the observer was awake: its own wake-ups later
-//            than a timeout do not count (twice in about 1,400 runs of
-//            two respawn jobs at once on 2 cores, an observer woken a
-//            second late declared a starved emitter without asking);
+//            than a timeout do not count (in about 1,400 runs of two
+//            respawn jobs at once on 2 cores, an observer woken a second
+//            late declared a starved emitter without asking);
 //   stopped or gone: a hang or a crash, declared when the silence reaches
 //            the timeout, without waiting out the PROBE's window;
 //   unknown: the PROBE alone decides, as without witnesses.

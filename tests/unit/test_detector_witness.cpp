@@ -61,7 +61,7 @@ TEST(Witness, AStarvedEmitterOfThisNodeIsKeptForFourTimeoutsOfSilence) {
     EXPECT_TRUE(std::ranges::all_of(p.io.asked_about, [](rank_t rank) { return rank == 1; }));
 }
 
-// Seen twice in about 1,400 runs of two respawn jobs at once on 2 cores
+// Seen in about 1,400 runs of two respawn jobs at once on 2 cores
 // (δ 50 ms): the observer's own thread got no CPU for about a second, and
 // on waking it found its emitter silent past the patience, asked no
 // witness and declared the emitter, itself starved, when it missed the
