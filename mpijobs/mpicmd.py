@@ -32,7 +32,12 @@ def compile_program(source, out_dir, variant="ompi"):
     # the program, the headers beside it, and the install it links against
     inputs = [Path(source), mpicc, *Path(source).parent.glob("*.h")]
     if not exe.exists() or exe.stat().st_mtime < max(p.stat().st_mtime for p in inputs):
-        subprocess.run([str(mpicc), "-O2", "-Wall", "-o", str(exe), str(source)], check=True)
+        # built beside it and renamed over it: a test running at the same
+        # time (ctest -j, two stress loops) runs the old binary or the new,
+        # never one half written
+        partial = exe.with_name(f"{exe.name}.{os.getpid()}.partial")
+        subprocess.run([str(mpicc), "-O2", "-Wall", "-o", str(partial), str(source)], check=True)
+        os.replace(partial, exe)
     return exe
 
 
