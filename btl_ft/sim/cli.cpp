@@ -262,6 +262,10 @@ const std::map<std::string_view, handler, std::less<>>& valued_flags() {
              o.base.mtbf_s = static_cast<double>(v) / static_cast<double>(ns_per_s);
          }, false)},
         {"--stall", duration_flag("--stall", [](cli_options& o, time_ns v) { o.base.faults.stall_ns = v; }, true)},
+        {"--wedge", duration_flag("--wedge", [](cli_options& o, time_ns v) {
+             o.base.faults.stall_ns = v;
+             o.base.faults.stall_wedged = true;
+         }, true)},
         {"--drop-messages", probability_flag("--drop-messages", &fault_config::drop_message_probability)},
     };
     return flags;

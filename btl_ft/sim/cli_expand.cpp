@@ -238,6 +238,9 @@ Failures:
 
 Faults that void Theorem 1 (to see the checkers fail):
   --stall D               one random live process is starved for D from the end of warm-up
+                          (a false suspicion when D > delta - eta and it has no
+                          node-mate, --ppn 1, to witness it starved)
+  --wedge D               the same, but its node sees it running: its detector is wedged
                           (a false suspicion when D > delta - eta, or with --ppn
                           above 1, when D > max(4 delta, 1 s))
   --drop-messages P       an active message (NEWOBSERVER, notice) is lost with probability P

@@ -51,9 +51,12 @@ enum class fault_kind : std::uint8_t {
 struct fault_config {
     // One live process, drawn at random, stops talking for stall_ns from the
     // first failure time (the end of warm-up): starved of CPU, so its node
-    // still sees it running (what a witness answers). What it sends
-    // meanwhile leaves when it resumes.
+    // sees it starved (what a witness answers). What it sends meanwhile
+    // leaves when it resumes.
     time_ns stall_ns = 0;
+    // The stalled process is wedged instead: its detector silent while its
+    // node sees it running, so the witness patience ends it.
+    bool stall_wedged = false;
     double drop_message_probability = 0;  // an active message is lost
     bool any() const { return stall_ns > 0 || drop_message_probability > 0; }
 };

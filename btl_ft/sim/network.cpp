@@ -27,7 +27,7 @@ network::network(const sim_config& config, std::uint64_t run_seed)
 
 time_ns network::transfer(rank_t from, rank_t to, time_ns now) {
     const time_ns sent = now;
-    if (from == stalled_ && now >= stall_from_ && now < stall_until_) {
+    if (stalled(from, now)) {
         ++stats_.stalled_sends;
         now = stall_until_;  // held by the hung process until it resumes
     }

@@ -41,6 +41,9 @@ public:
     std::optional<time_ns> message_arrival(rank_t from, rank_t to, time_ns now);
     const network_stats& stats() const { return stats_; }
     rank_t stalled_process() const { return stalled_; }
+    bool stalled(rank_t process, time_ns now) const {
+        return process == stalled_ && now >= stall_from_ && now < stall_until_;
+    }
 
 private:
     time_ns transfer(rank_t from, rank_t to, time_ns now);

@@ -305,8 +305,9 @@ void world::send(rank_t peer_rank, std::span<const std::byte> bytes) {
                  .epoch = epoch_of(current_)});
 }
 
-// A witness's host: a crashed process is gone, a hung one stopped; any
-// other, the stalled one included (it is starved, not stopped), runs.
+// A witness's host: a crashed process is gone, a hung one stopped, the
+// stalled one starved while its stall lasts (running if wedged); any
+// other runs.
 process_state world::local_state(rank_t rank) {
     BTL_FT_ASSERT(current_ != no_rank, "local_state outside a detector call");
     const rank_t process = process_at(current_, rank);
@@ -315,6 +316,9 @@ process_state world::local_state(rank_t rank) {
         case mode::crashed: return process_state::gone;
         case mode::hung: return process_state::stopped;
         case mode::running: break;
+    }
+    if (network_.stalled(process, now_) && !config_.faults.stall_wedged) {
+        return process_state::starved;
     }
     return process_state::running;
 }
@@ -381,6 +385,7 @@ void add_counters(detector_stats& total, const detector_stats& one) {
     total.quorum_holds += one.quorum_holds;
     total.witness_queries += one.witness_queries;
     total.witnessed_running += one.witnessed_running;
+    total.witnessed_starved += one.witnessed_starved;
     total.witnessed_down += one.witnessed_down;
     total.witness_answers += one.witness_answers;
     total.censuses += one.censuses;

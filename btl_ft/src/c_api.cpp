@@ -25,7 +25,8 @@ static_assert(static_cast<int>(btl_ft::ring_order::rank) == BTL_FT_RING_RANK &&
 static_assert(static_cast<int>(btl_ft::process_state::unknown) == BTL_FT_STATE_UNKNOWN &&
               static_cast<int>(btl_ft::process_state::running) == BTL_FT_STATE_RUNNING &&
               static_cast<int>(btl_ft::process_state::stopped) == BTL_FT_STATE_STOPPED &&
-              static_cast<int>(btl_ft::process_state::gone) == BTL_FT_STATE_GONE);
+              static_cast<int>(btl_ft::process_state::gone) == BTL_FT_STATE_GONE &&
+              static_cast<int>(btl_ft::process_state::starved) == BTL_FT_STATE_STARVED);
 static_assert(static_cast<int>(btl_ft::propagator_kind::hba) == BTL_FT_PROPAGATOR_HBA &&
               static_cast<int>(btl_ft::propagator_kind::bmg) == BTL_FT_PROPAGATOR_BMG &&
               static_cast<int>(btl_ft::propagator_kind::chord) == BTL_FT_PROPAGATOR_CHORD);
@@ -95,7 +96,7 @@ public:
             return btl_ft::process_state::unknown;
         }
         const int state = callbacks_.local_state(callbacks_.context, rank);
-        return state >= BTL_FT_STATE_UNKNOWN && state <= BTL_FT_STATE_GONE ? static_cast<btl_ft::process_state>(state)
+        return state >= BTL_FT_STATE_UNKNOWN && state <= BTL_FT_STATE_STARVED ? static_cast<btl_ft::process_state>(state)
                                                                          : btl_ft::process_state::unknown;
     }
 
@@ -190,6 +191,7 @@ btl_ft::detector_config core_config(const btl_ft_config_t& config, std::vector<b
     out.confirm_ns = config.confirm_ns;
     out.answer_within_ns = config.answer_within_ns;
     out.node_grace_ns = config.node_grace_ns;
+    out.witness_patience_ns = config.witness_patience_ns;
     if (config.node_of_rank != nullptr && config.witness != 0) {
         out.node_of_rank = std::make_shared<const std::vector<std::uint32_t>>(config.node_of_rank,
                                                                               config.node_of_rank + config.size);
@@ -402,7 +404,7 @@ void btl_ft_get_stats(const btl_ft_detector_t* detector, btl_ft_stats_t* out) {
             stats.malformed_dropped,   stats.stale_heartbeats,       stats.confirmations,    stats.confirmed_alive,
             stats.close_calls,         stats.late_wakeups,           stats.quorum_holds,     stats.witness_queries,
             stats.witnessed_running,   stats.witnessed_down,         stats.witness_answers,  stats.joins_sent,
-            stats.joins_received};
+            stats.joins_received,      stats.witnessed_starved};
 }
 
 int btl_ft_parse_ring_order(const char* word, int* out) { return parse_word(word, out, btl_ft::parse_ring_order); }

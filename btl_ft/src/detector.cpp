@@ -118,7 +118,7 @@ time_ns detector::tick(time_ns now) {
     }
     // Away for longer than a timeout: none of that silence was heard
     if (s.due_at != never && now - s.due_at > s.config.timeout_ns) {
-        s.absent_ns += now - s.due_at;
+        s.uncounted_ns += now - s.due_at;
     }
     if (now >= s.episode.wait_deadline() && s.check_quorum(now)) {
         return never;

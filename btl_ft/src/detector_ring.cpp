@@ -72,8 +72,7 @@ void detector::state::heard_emitter(time_ns now) {
         ++stats.close_calls;
         out.on_close_call(emitter, silent);
     }
-    last_heard_at = now;
-    absent_ns = 0;
+    silence_starts(now);
     mend_witness_asked = false;
     confirm.end();
     expect_emitter_by(now + config.timeout_ns);
@@ -161,8 +160,7 @@ void detector::state::mend(time_ns now, bool after_failure) {
     have_sequence = false;
     mend_witness_asked = false;
     confirm.end();
-    last_heard_at = now;
-    absent_ns = 0;
+    silence_starts(now);
     if (alone()) {
         observer = self();
         emitter_deadline = never;

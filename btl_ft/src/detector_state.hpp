@@ -70,7 +70,12 @@ struct detector::state {
     bool have_sequence = false;    // last_sequence belongs to the current emitter
     std::uint32_t last_sequence = 0;
     time_ns last_heard_at = 0;    // last word or probe answer from the emitter (or when it became one)
-    time_ns absent_ns = 0;        // since last_heard_at, this process's wake-ups later than a timeout
+    // Since last_heard_at, silence the witness patience does not count:
+    // this process's own wake-ups later than a timeout, and the spans a
+    // witness saw the emitter denied the CPU (detector_witness.cpp).
+    time_ns uncounted_ns = 0;
+    time_ns witnessed_at = 0;           // the latest witness answer, or last_heard_at
+    time_ns uncounted_at_witness = 0;   // uncounted_ns then
     time_ns due_at = never;       // next_deadline() when the last entry point returned
     time_ns last_call_at = 0;     // the `now` of the latest entry point: never goes back
     std::uint32_t notice_sequence = 0;
@@ -138,6 +143,7 @@ struct detector::state {
     rank_t witness_for(rank_t subject) const;
     rank_t next_node_mate(rank_t subject, rank_t after) const;
     void ask_witness(time_ns now);
+    void silence_starts(time_ns now);
     void wait_for_silent_node(time_ns now);
     void apply_witness(time_ns now, process_state seen);
     void on_witness(rank_t from, const wire::message& msg);

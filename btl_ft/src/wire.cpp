@@ -127,7 +127,7 @@ void decode_body(reader& in, const limits& bounds, message& out) {
         if (in.ok() && out.subject >= bounds.size) return in.fail(status::rank_out_of_range);
         if (out.type == msg_type::witness_reply) {
             const std::uint8_t state = in.byte();
-            if (in.ok() && state > static_cast<std::uint8_t>(process_state::gone)) return in.fail(status::bad_state);
+            if (in.ok() && state > static_cast<std::uint8_t>(process_state::starved)) return in.fail(status::bad_state);
             out.state = static_cast<process_state>(state);
             in.rank_list(bounds.size, out.behind);
         }

@@ -11,6 +11,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_timeout", "0.05", "larger"),   # not larger than the period below
     ("mpi_ft_detector_probe_width", "9", "[1, 8]"),   # the core's range, under the MCA name
     ("mpi_ft_detector_node_grace", "-0.1", "[0, 2^52]"),
+    ("mpi_ft_detector_witness_patience", "-1", "[0, 2^52]"),
     ("mpi_ft_detector_ring_order", "spiral", "rank|node|shuffle"),
     ("mpi_ft_propagator", "gossip", "hba|bmg|chord"),
     ("mpi_ft_detector_watch_node", "maybe", "true|enabled"),

@@ -2,21 +2,26 @@
 // comm_ft_detector_proc_stat.c), which the witness and the lifelines judge
 // processes by, on real processes: a live one, one whose name holds
 // spaces and parentheses, one killed and not yet reaped, one reaped, the
-// signals pending for one thread, and one whose leading thread exited.
+// signals pending for one thread, and one whose leading thread exited;
+// and threads found by name, their CPU time, and one denied the CPU.
 #include <gtest/gtest.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 
 extern "C" {
 #include "comm_ft_detector_proc_stat.h"
@@ -174,6 +179,116 @@ TEST(ProcStat, AnExitedLeaderWithAThreadLeftIsNoEnd)
     EXPECT_TRUE(ompi_comm_ft_proc_stat_ended(&fields));
     ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
     close(ready[0]);
+}
+
+// A thread of this process, named, that sleeps or spins until told to stop.
+struct named_thread {
+    named_thread(const char *name, bool spins) : spin(spins)
+    {
+        EXPECT_EQ(0, pthread_create(&thread, nullptr, [](void *self) -> void * {
+                      auto *me = static_cast<named_thread *>(self);
+                      me->tid.store(static_cast<pid_t>(syscall(SYS_gettid)));
+                      while (!me->stop.load()) {
+                          if (!me->spin) usleep(1000);
+                      }
+                      return nullptr;
+                  }, this));
+        EXPECT_EQ(0, pthread_setname_np(thread, name));
+        while (0 == tid.load()) usleep(100);
+    }
+    ~named_thread()
+    {
+        stop.store(true);
+        pthread_join(thread, nullptr);
+    }
+    std::string path(const char *file) const
+    {
+        return "/proc/self/task/" + std::to_string(tid.load()) + "/" + file;
+    }
+    // whether its CPU time grows within 2 s
+    bool gains_run_time() const
+    {
+        const uint64_t start = run_ns();
+        for (int tries = 0; tries < 200; ++tries) {
+            usleep(10000);
+            if (run_ns() > start) return true;
+        }
+        return false;
+    }
+    uint64_t run_ns() const
+    {
+        uint64_t ns = 0;
+        EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_run_time(path("schedstat").c_str(), &ns));
+        return ns;
+    }
+    bool spin;
+    pthread_t thread{};
+    std::atomic<pid_t> tid{0};
+    std::atomic<bool> stop{false};
+};
+
+// The witness finds a process's detector thread by its name, and judges
+// it by its CPU time.
+TEST(ProcStat, FindsAThreadByNameAndReadsItsRunTime)
+{
+    named_thread sleeper("ft sleeper", false), spinner("ft spinner", true);
+    int32_t tid = 0;
+    ASSERT_TRUE(ompi_comm_ft_proc_find_thread(getpid(), "ft sleeper", &tid));
+    EXPECT_EQ(sleeper.tid.load(), tid);
+    ASSERT_TRUE(ompi_comm_ft_proc_find_thread(getpid(), "ft spinner", &tid));
+    EXPECT_EQ(spinner.tid.load(), tid);
+    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(getpid(), "ft spin", &tid));  // names match whole
+    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(getpid(), "nobody", &tid));
+    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(0, "ft sleeper", &tid));
+
+    EXPECT_TRUE(spinner.gains_run_time());
+    uint64_t ns = 0;
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_GONE, ompi_comm_ft_proc_run_time("/proc/self/task/0/schedstat", &ns));
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_run_time("/proc/self/task", &ns));
+}
+
+// What the witness's `starved` rests on: a thread that the kernel keeps
+// off the CPU shows R, and its CPU time does not grow. Here a SCHED_FIFO
+// thread holds the one CPU both are pinned to for 200 ms (under the
+// default real-time limit of 950 ms a second). Skipped without the right
+// to real-time scheduling, or with one CPU (the test's own thread must run).
+TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
+    named_thread victim("ft victim", true);
+    cpu_set_t first{};
+    CPU_ZERO(&first);
+    CPU_SET(0, &first);
+    ASSERT_EQ(0, sched_setaffinity(victim.tid.load(), sizeof(first), &first));
+    std::atomic<bool> holding{false}, release{false};
+    std::thread hog([&] {
+        sched_setaffinity(0, sizeof(first), &first);
+        sched_param top{};
+        top.sched_priority = 1;
+        if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
+        holding.store(true);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        while (!release.load() && std::chrono::steady_clock::now() < until) {
+        }
+    });
+    for (int tries = 0; tries < 1000 && !holding.load(); ++tries) usleep(100);
+    if (!holding.load()) {
+        hog.join();
+        GTEST_SKIP() << "no real-time scheduling here";
+    }
+    usleep(20000);  // the hog has the CPU: the victim waits on it
+    ompi_comm_ft_proc_stat_t fields;
+    const uint64_t before = victim.run_ns();
+    usleep(50000);
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(victim.path("stat").c_str(), &fields));
+    const uint64_t after = victim.run_ns();
+    const bool hog_held = holding.load();
+    release.store(true);
+    hog.join();
+    EXPECT_EQ('R', fields.state);
+    EXPECT_EQ(before, after) << "the victim ran while the hog held its CPU";
+    EXPECT_TRUE(hog_held);
+    EXPECT_TRUE(victim.gains_run_time()) << "released, it did not run again";
 }
 
 TEST(ProcStat, WhatIsNotAStatFileIsUnreadable)

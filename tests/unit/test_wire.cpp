@@ -152,9 +152,12 @@ TEST(Wire, WitnessMessagesRoundTripAndRejectBadFields) {
     encode_witness_reply(7, 5, process_state::running, {}, bytes);
     ASSERT_EQ(decode(bytes, job, msg), status::ok);
     EXPECT_TRUE(msg.behind.empty());  // not the last decode's
-    // A state beyond `gone`, a subject outside the job, a missing state, a
+    encode_witness_reply(7, 5, process_state::starved, {}, bytes);
+    ASSERT_EQ(decode(bytes, job, msg), status::ok);
+    EXPECT_EQ(msg.state, process_state::starved);
+    // A state beyond `starved`, a subject outside the job, a missing state, a
     // missing row, a row that repeats a rank or leaves the job.
-    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 4, 0}), job, msg), status::bad_state);
+    EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 5, 0}), job, msg), status::bad_state);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 8, 7, 0x80, 0x08}), {1024, 4096}, msg), status::rank_out_of_range);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5}), job, msg), status::truncated);
     EXPECT_EQ(decode(bytes_of({0x66, 0x74, version, 9, 7, 5, 2}), job, msg), status::truncated);

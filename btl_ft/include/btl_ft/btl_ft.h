@@ -45,6 +45,9 @@ enum btl_ft_hierarchy { BTL_FT_HIERARCHY_FLAT = 0, BTL_FT_HIERARCHY_NODE = 1 };
 /* a node whose processes all fall silent may be starved of CPU as a whole
  * (measured: 90 to 230 ms, emulated nodes sharing 2 cores), not lost */
 #define BTL_FT_DEFAULT_NODE_GRACE_NS 250000000LL
+/* a silent emitter that witnesses see running (not starved) is kept this
+ * long at most: then only a wedged detector is left to explain it */
+#define BTL_FT_DEFAULT_WITNESS_PATIENCE_NS 1000000000LL
 
 typedef struct btl_ft_callbacks {
     void *context;
@@ -86,7 +89,10 @@ enum btl_ft_process_state {
     BTL_FT_STATE_UNKNOWN = 0,
     BTL_FT_STATE_RUNNING = 1,
     BTL_FT_STATE_STOPPED = 2,
-    BTL_FT_STATE_GONE = 3
+    BTL_FT_STATE_GONE = 3,
+    /* running, but its detector was runnable and got no CPU since this
+     * host last looked: its silence is the scheduler's, not its own */
+    BTL_FT_STATE_STARVED = 4
 };
 
 /* How a failure became known. btl_ft_report_failure() takes the first two;
@@ -132,6 +138,11 @@ typedef struct btl_ft_config {
                                        node gets to answer (never less than half the
                                        timeout, so 0 = half the timeout);
                                        BTL_FT_DEFAULT_NODE_GRACE_NS is libmpi's */
+    int64_t witness_patience_ns;    /* how long a silent emitter that witnesses see running
+                                       is kept, its silence while they saw it starved not
+                                       counted (never less than 4 timeouts, so 0 = 4
+                                       timeouts); BTL_FT_DEFAULT_WITNESS_PATIENCE_NS is
+                                       libmpi's */
     int hierarchy;                  /* enum btl_ft_hierarchy: with NODE, node-mates observe
                                        each other and heartbeats and notices cross nodes
                                        once per node (node_of_rank NULL: one node) */
@@ -196,6 +207,7 @@ typedef struct btl_ft_stats {
     uint64_t witness_answers;       /* questions answered for other observers */
     uint64_t joins_sent;            /* JOIN messages sent (btl_ft_announce_join) */
     uint64_t joins_received;        /* ... received and handed to `joined` */
+    uint64_t witnessed_starved;     /* of witnessed_running: seen denied the CPU, silence not counted */
 } btl_ft_stats_t;
 
 /* An exception inside the core never unwinds into the caller's C frames:

@@ -146,7 +146,9 @@ struct detector_config {
     // (a wedged detector thread, a link that carries nothing from it), so a
     // witness delays detection, never prevents it. On 2 cores shared by 2
     // emulated nodes the kernel starved whole processes for up to 230 ms.
-    time_ns witness_patience_ns = 1'000'000'000;
+    // Silence while a witness saw it starved (its detector runnable and not
+    // run) is not counted: the scheduler, not the emitter, is slow.
+    time_ns witness_patience_ns = BTL_FT_DEFAULT_WITNESS_PATIENCE_NS;
     // How long, after the timeout, a witness on another node gets to
     // answer (never less than half the timeout: its answer crosses two
     // hosts' schedules). No answer means that every process of the
@@ -240,6 +242,7 @@ struct detector_stats {
     std::uint64_t quorum_holds = 0;         // times the count found this process cut off and it waited
     std::uint64_t witness_queries = 0;      // emitters that timed out and had a witness asked
     std::uint64_t witnessed_running = 0;    // ... that the witness saw running: another timeout given
+    std::uint64_t witnessed_starved = 0;    // ... of those, seen denied the CPU: that silence not counted
     std::uint64_t witnessed_down = 0;       // ... that it saw stopped or gone: declared at the timeout
     std::uint64_t witness_answers = 0;      // WITNESS queries this process answered for peers
     std::uint64_t censuses = 0;             // censuses started (an emitter declared whose node was silent)

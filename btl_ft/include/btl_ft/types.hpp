@@ -51,11 +51,14 @@ enum class failure_kind : std::uint8_t {
 // entry, in MPI): the answer a witness gives for an emitter that went
 // silent. `running` covers runnable, sleeping and waiting on a lock: the
 // process exists and is not stopped, it may only be starved of CPU.
+// `starved` is running with proof of that: its detector was runnable, and
+// got no CPU time, since the host last looked.
 enum class process_state : std::uint8_t {
     unknown = 0,  // not on this node, or the host cannot tell
     running = 1,
     stopped = 2,  // SIGSTOP, or traced: it cannot answer until resumed
     gone = 3,     // no such process any more (exited, or a zombie)
+    starved = 4,
 };
 
 std::optional<ring_order> parse_ring_order(std::string_view word);

@@ -73,6 +73,9 @@
 BEGIN_C_DECLS
 
 #define OMPI_FT_DETECTOR_HELP_FILE "help-mpi-ft-detector.txt"
+/* The detector thread's name: top -H shows it, and a witness finds it by
+ * it in /proc/<pid>/task to tell a starved process from a wedged one. */
+#define OMPI_COMM_FT_DETECTOR_THREAD_NAME "btl_ft"
 
 /* What the MCA variables set, parsed: the detector's own settings straight
  * into the core's configuration (period, timeout, ring order, propagator,

@@ -106,10 +106,11 @@ void ompi_comm_ft_conclusions_report_counters(const btl_ft_stats_t *stats, uint6
     }
     opal_output(0, "%s btl_ft: heartbeat deadlines: %" PRIu64 " close calls, %" PRIu64
                    " timed-out emitters that answered a probe, %" PRIu64
-                   " that a witness saw running, %" PRIu64
+                   " that a witness saw running (%" PRIu64 " of them starved), %" PRIu64
                    " late wake-ups of the detector, %" PRIu64 " quorum waits",
                 OMPI_NAME_PRINT(OMPI_PROC_MY_NAME), stats->close_calls, stats->confirmed_alive,
-                stats->witnessed_running, stats->late_wakeups, stats->quorum_holds);
+                stats->witnessed_running, stats->witnessed_starved, stats->late_wakeups,
+                stats->quorum_holds);
 }
 
 static void fence_complete(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,

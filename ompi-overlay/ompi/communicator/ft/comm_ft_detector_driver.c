@@ -386,7 +386,7 @@ static void *driver_thread_main(opal_object_t *object)
     bool app_quiet, armed;
 
     /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
-    pthread_setname_np(pthread_self(), "btl_ft");
+    pthread_setname_np(pthread_self(), OMPI_COMM_FT_DETECTOR_THREAD_NAME);
     while (!driver.stopping) {
         /* progress before the step: after a long stall (the process was
          * stopped or starved), what peers sent meanwhile must reach the core

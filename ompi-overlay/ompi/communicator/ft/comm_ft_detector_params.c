@@ -106,6 +106,7 @@ enum {
     ROW_WATCH_NODE,
     ROW_WATCH_LIFELINE,
     ROW_NODE_GRACE,
+    ROW_WITNESS_PATIENCE,
     ROW_TRANSPORT,
     ROW_SEED,
     ROW_PROBE_WIDTH,
@@ -175,8 +176,9 @@ static var_row_t rows[ROW_COUNT] = {
         "process of that node whether the operating system still runs it (its "
         "/proc entry); for a process of this node, look directly. A process "
         "that is only starved of CPU (an oversubscribed or loaded node) then "
-        "gets another timeout, until it has been silent for 4 timeouts or 1 s, "
-        "whichever is longer; one that is stopped (SIGSTOP) or gone is declared "
+        "gets another timeout, until it has been silent for "
+        "mpi_ft_detector_witness_patience (silence while its detector thread was "
+        "denied the CPU not counted); one that is stopped (SIGSTOP) or gone is declared "
         "at the timeout without waiting for its answer to a probe. If false, "
         "only the silent process's own answer to a probe counts",
         .value.flag = BTL_FT_DEFAULT_WITNESS},
@@ -219,6 +221,17 @@ static var_row_t rows[ROW_COUNT] = {
         "keeps the last from being declared failed. The price: a lost or cut "
         "node is declared this long after the timeout. 0: half the timeout",
         .value.seconds = BTL_FT_DEFAULT_NODE_GRACE_NS / 1e9},
+    [ROW_WITNESS_PATIENCE] = {
+        "detector_witness_patience", VAR_SECONDS, OPAL_INFO_LVL_5, PARAM(detector.witness_patience_ns),
+        BTL_FT_FIELD_WITNESS_PATIENCE_NS,
+        "How long, in seconds, a silent process that the witness of its node "
+        "sees running is kept before it is declared failed all the same (never "
+        "less than 4 times mpi_ft_detector_timeout; 0: 4 timeouts). Silence "
+        "while the witness saw its detector thread starved (runnable, and given "
+        "no CPU by the kernel) is not counted: only a process whose detector is "
+        "wedged (asleep, or running and sending nothing) reaches it. The price "
+        "of a larger value: such a process is found this late",
+        .value.seconds = BTL_FT_DEFAULT_WITNESS_PATIENCE_NS / 1e9},
     [ROW_TRANSPORT] = {
         "detector_transport", VAR_WORD, OPAL_INFO_LVL_5, PARAM(transport), BTL_FT_FIELD_NONE,
         "What carries the detector's heartbeats and messages, one of %s: ucx = a "

@@ -11,8 +11,11 @@
 
 #include "comm_ft_detector_proc_stat.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,23 +27,35 @@
 #define FIELD_START_TIME 22
 #define FIELD_EXIT_CODE 52
 
-ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
-                                                            ompi_comm_ft_proc_stat_t *stat)
+/* The file at `path` into text (of `size` bytes), terminated. */
+static ompi_comm_ft_proc_stat_result_t read_text(const char *path, char *text, size_t size)
 {
-    char text[1024], *field, *end;
     ssize_t length;
-    int fd = open(path, O_RDONLY | O_CLOEXEC), number = FIELD_STATE;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
 
     if (0 > fd) {
         return ENOENT == errno || ESRCH == errno ? OMPI_COMM_FT_PROC_STAT_GONE
                                                 : OMPI_COMM_FT_PROC_STAT_UNREADABLE;
     }
-    length = read(fd, text, sizeof(text) - 1);
+    length = read(fd, text, size - 1);
     close(fd);
     if (0 >= length) {
         return OMPI_COMM_FT_PROC_STAT_UNREADABLE;
     }
     text[length] = '\0';
+    return OMPI_COMM_FT_PROC_STAT_READ;
+}
+
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
+                                                            ompi_comm_ft_proc_stat_t *stat)
+{
+    char text[1024], *field, *end;
+    int number = FIELD_STATE;
+    ompi_comm_ft_proc_stat_result_t result = read_text(path, text, sizeof(text));
+
+    if (OMPI_COMM_FT_PROC_STAT_READ != result) {
+        return result;
+    }
     *stat = (ompi_comm_ft_proc_stat_t){0};
     /* the command name may hold spaces and parentheses: fields follow the last ')' */
     if (NULL == (field = strrchr(text, ')'))) {
@@ -68,4 +83,43 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
 bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat)
 {
     return 'X' == stat->state || 'x' == stat->state || ('Z' == stat->state && stat->threads <= 1);
+}
+
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_run_time(const char *schedstat_path, uint64_t *run_ns)
+{
+    char text[128], *end;
+    ompi_comm_ft_proc_stat_result_t result = read_text(schedstat_path, text, sizeof(text));
+
+    if (OMPI_COMM_FT_PROC_STAT_READ != result) {
+        return result;
+    }
+    errno = 0;
+    *run_ns = strtoull(text, &end, 10);
+    return end == text || 0 != errno ? OMPI_COMM_FT_PROC_STAT_UNREADABLE : OMPI_COMM_FT_PROC_STAT_READ;
+}
+
+bool ompi_comm_ft_proc_find_thread(uint64_t pid, const char *name, int32_t *tid)
+{
+    char path[320], comm[32]; /* a task directory name: up to NAME_MAX bytes */
+    struct dirent *entry;
+    bool found = false;
+    DIR *tasks;
+
+    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task", pid);
+    if (NULL == (tasks = opendir(path))) {
+        return false;
+    }
+    while (!found && NULL != (entry = readdir(tasks))) {
+        if ('.' == entry->d_name[0]) {
+            continue;
+        }
+        snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%s/comm", pid, entry->d_name);
+        if (OMPI_COMM_FT_PROC_STAT_READ == read_text(path, comm, sizeof(comm))) {
+            comm[strcspn(comm, "\n")] = '\0';
+            found = 0 == strcmp(comm, name);
+            *tid = found ? (int32_t) strtol(entry->d_name, NULL, 10) : 0;
+        }
+    }
+    closedir(tasks);
+    return found;
 }
