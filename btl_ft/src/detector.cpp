@@ -112,13 +112,14 @@ time_ns detector::tick(time_ns now) {
     // Ran well past its deadline: this process was descheduled or stopped,
     // and its emitter's silence may be its own. It asks before accusing,
     // once more even if it was already asking.
-    const bool late = s.due_at != never && now - s.due_at > s.config.timeout_ns / 4;
+    const time_ns overdue = s.due_at == never ? 0 : now - s.due_at;
+    const bool late = overdue > s.config.timeout_ns / 4;
     if (late) {
         ++s.stats.late_wakeups;
     }
     // Away for longer than a timeout: none of that silence was heard
-    if (s.due_at != never && now - s.due_at > s.config.timeout_ns) {
-        s.uncounted_ns += now - s.due_at;
+    if (overdue > s.config.timeout_ns) {
+        s.uncounted_ns += overdue;
     }
     if (now >= s.episode.wait_deadline() && s.check_quorum(now)) {
         return never;
