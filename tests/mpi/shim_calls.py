@@ -1,7 +1,7 @@
 """The shim's files call each other only as comm_ft_detector.h's rule says:
 comm_ft_detector.c and comm_ft_detector_join.c wire the others together;
 they call none of each other,
-except the driver its queues, the UCX transport its flag (and its two
+except the driver its queues, the UCX transport its flag (and its three
 files each other), the witness its lifelines, the conclusions the union,
 and anyone the log; the
 survivor allreduce's file calls none of them. Read from the undefined
@@ -19,8 +19,9 @@ ALLOWED = {
     "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
     "comm_ft_detector_queues": ("ompi_comm_ft_log",),
     "comm_ft_detector_params": ("ompi_comm_ft_log",),
-    # the transport's two files call each other (comm_ft_detector_ucx_internal.h)
+    # the transport's three files call each other (comm_ft_detector_ucx_internal.h)
     "comm_ft_detector_ucx": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
+    "comm_ft_detector_ucx_addresses": ("ompi_comm_ft_ucx_",),
     "comm_ft_detector_ucx_path": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
     "comm_ft_detector_flag": (),
     "comm_ft_detector_btl": ("ompi_comm_ft_log",),

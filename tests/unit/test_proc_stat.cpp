@@ -218,7 +218,7 @@ struct named_thread {
     uint64_t run_ns() const
     {
         uint64_t ns = 0;
-        EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_run_time(path("schedstat").c_str(), &ns));
+        EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_run_time(path("schedstat").c_str(), &ns));
         return ns;
     }
     bool spin;
@@ -233,18 +233,18 @@ TEST(ProcStat, FindsAThreadByNameAndReadsItsRunTime)
 {
     named_thread sleeper("ft sleeper", false), spinner("ft spinner", true);
     int32_t tid = 0;
-    ASSERT_TRUE(ompi_comm_ft_proc_find_thread(getpid(), "ft sleeper", &tid));
+    ASSERT_TRUE(ompi_comm_ft_proc_stat_find_thread(getpid(), "ft sleeper", &tid));
     EXPECT_EQ(sleeper.tid.load(), tid);
-    ASSERT_TRUE(ompi_comm_ft_proc_find_thread(getpid(), "ft spinner", &tid));
+    ASSERT_TRUE(ompi_comm_ft_proc_stat_find_thread(getpid(), "ft spinner", &tid));
     EXPECT_EQ(spinner.tid.load(), tid);
-    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(getpid(), "ft spin", &tid));  // names match whole
-    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(getpid(), "nobody", &tid));
-    EXPECT_FALSE(ompi_comm_ft_proc_find_thread(0, "ft sleeper", &tid));
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_find_thread(getpid(), "ft spin", &tid));  // names match whole
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_find_thread(getpid(), "nobody", &tid));
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_find_thread(0, "ft sleeper", &tid));
 
     EXPECT_TRUE(spinner.gains_run_time());
     uint64_t ns = 0;
-    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_GONE, ompi_comm_ft_proc_run_time("/proc/self/task/0/schedstat", &ns));
-    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_run_time("/proc/self/task", &ns));
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_GONE, ompi_comm_ft_proc_stat_run_time("/proc/self/task/0/schedstat", &ns));
+    EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_run_time("/proc/self/task", &ns));
 }
 
 // What the witness's `starved` rests on: a thread that the kernel keeps

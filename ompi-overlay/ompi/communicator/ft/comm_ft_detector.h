@@ -22,6 +22,8 @@
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
  *                                 context (the default), its lifecycle
+ *   comm_ft_detector_ucx_addresses.c  what each process publishes for it,
+ *                                 and reading it
  *   comm_ft_detector_ucx_path.c   its heartbeats and messages
  *   comm_ft_detector_flag.c       its heartbeat flag, a word node-mates map
  *   comm_ft_detector_btl.c        the fallback transport: the application's
@@ -43,7 +45,7 @@
  *
  * The rule: comm_ft_detector.c and comm_ft_detector_join.c call the
  * others; they call none of each other, except the driver its queues, the UCX transport its flag (and
- * its two files each other, through comm_ft_detector_ucx_internal.h), the
+ * its three files each other, through comm_ft_detector_ucx_internal.h), the
  * witness its lifelines, the witness and the lifelines the /proc reader,
  * the conclusions the union (for names), and anyone the log. What one needs of
  * another comes in as a function pointer at init: the driver gets what it

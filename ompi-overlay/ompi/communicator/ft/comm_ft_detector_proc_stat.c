@@ -85,7 +85,7 @@ bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat)
     return 'X' == stat->state || 'x' == stat->state || ('Z' == stat->state && stat->threads <= 1);
 }
 
-ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_run_time(const char *schedstat_path, uint64_t *run_ns)
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_run_time(const char *schedstat_path, uint64_t *run_ns)
 {
     char text[128], *end;
     ompi_comm_ft_proc_stat_result_t result = read_text(schedstat_path, text, sizeof(text));
@@ -98,7 +98,7 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_run_time(const char *schedstat
     return end == text || 0 != errno ? OMPI_COMM_FT_PROC_STAT_UNREADABLE : OMPI_COMM_FT_PROC_STAT_READ;
 }
 
-bool ompi_comm_ft_proc_find_thread(uint64_t pid, const char *name, int32_t *tid)
+bool ompi_comm_ft_proc_stat_find_thread(uint64_t pid, const char *name, int32_t *tid)
 {
     char path[320], comm[32]; /* a task directory name: up to NAME_MAX bytes */
     struct dirent *entry;

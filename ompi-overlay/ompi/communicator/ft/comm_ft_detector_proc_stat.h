@@ -49,10 +49,10 @@ bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat);
 /* The CPU time a thread has had, in ns: the first field of
  * /proc/<pid>/task/<tid>/schedstat (the kernel's sum_exec_runtime, exact
  * where stat's utime and stime count ticks). */
-ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_run_time(const char *schedstat_path, uint64_t *run_ns);
+ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_run_time(const char *schedstat_path, uint64_t *run_ns);
 
 /* The first thread of process `pid` named `name` (its comm, as
  * pthread_setname_np() set it), in *tid; false if it has none. */
-bool ompi_comm_ft_proc_find_thread(uint64_t pid, const char *name, int32_t *tid);
+bool ompi_comm_ft_proc_stat_find_thread(uint64_t pid, const char *name, int32_t *tid);
 
 #endif /* OMPI_COMM_FT_DETECTOR_PROC_STAT_H */

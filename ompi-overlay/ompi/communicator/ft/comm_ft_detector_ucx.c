@@ -95,9 +95,10 @@
  * one of its own job. A job of one process publishes too, and a spawned
  * job, which may join parents on other nodes, never counts as one node.
  *
- * This file makes the context, publishes and reads the addresses, makes
- * the endpoints and runs the lifecycle; the heartbeats and messages that
- * travel over them are comm_ft_detector_ucx_path.c's.
+ * This file makes the context, makes the endpoints and runs the
+ * lifecycle; what each process publishes for the others, and reading it,
+ * are comm_ft_detector_ucx_addresses.c's, the heartbeats and messages
+ * that travel over the endpoints comm_ft_detector_ucx_path.c's.
  */
 
 #include "ompi_config.h"
@@ -115,8 +116,6 @@
 
 /* BTL_FT_UCX_TLS and the like configure this context; UCX_* still apply */
 #define UCX_CONFIG_PREFIX "BTL_FT"
-#define MODEX_KEY "btl_ft.ucx"
-#define BLOB_VERSION 3
 /* how long MPI_Init waits for the endpoints to other nodes to be wired up */
 #define CONNECT_NS 5000000000LL
 #define ADDRESSES_AT_INIT_MAX 4096
@@ -125,12 +124,6 @@
 #define FINALIZE_FLUSH_NS 200000000LL
 #define FINALIZE_STALL_NS 20000000LL
 #define NS_PER_S 1000000000LL
-
-/* What each process publishes, followed by its parts in order. */
-typedef struct blob_header_t {
-    uint32_t version;
-    uint32_t lengths[PARTS];
-} blob_header_t;
 
 ucx_transport_t ompi_comm_ft_ucx_state = {.wait_fd = -1};
 static ucx_transport_t *const ucx = &ompi_comm_ft_ucx_state;
@@ -238,70 +231,6 @@ static void make_flag(uint32_t job_rank)
     *ucx->flag = 0;
 }
 
-/* A worker's address, all of it or its network part only; release with
- * ucp_worker_release_address. */
-static ucs_status_t worker_address(ucp_worker_h worker, bool network_only, ucp_address_t **address,
-                                   size_t *length)
-{
-    ucp_worker_attr_t attr = {
-        .field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS,
-        .address_flags = network_only ? UCP_WORKER_ADDRESS_FLAG_NET_ONLY : 0,
-    };
-    ucs_status_t status = ucp_worker_query(worker, &attr);
-
-    *address = UCS_OK == status ? attr.address : NULL;
-    *length = UCS_OK == status ? attr.address_length : 0;
-    return status;
-}
-
-/* The worker whose address a part of the blob is. */
-static ucp_worker_h worker_of(int part)
-{
-    return part < PART_HB_FULL ? ucx->am_worker : ucx->hb_worker;
-}
-
-/* The header and the parts, in one allocation (free it). */
-static ucs_status_t pack_blob(unsigned char **blob, size_t *blob_length)
-{
-    void *parts[PARTS] = {NULL};
-    size_t lengths[PARTS] = {0}, total = sizeof(blob_header_t);
-    blob_header_t header = {.version = BLOB_VERSION};
-    ucs_status_t status = UCS_OK;
-    unsigned char *at;
-
-    for (int i = 0; i < PART_FLAG_PATH && UCS_OK == status; ++i) {
-        if (NULL != worker_of(i)) { /* else no heartbeat worker: an empty part */
-            status = worker_address(worker_of(i), PART_AM_NET == i || PART_HB_NET == i,
-                                    (ucp_address_t **) &parts[i], &lengths[i]);
-        }
-    }
-    if (NULL != ucx->flag_path) {
-        lengths[PART_FLAG_PATH] = strlen(ucx->flag_path) + 1;
-    }
-    for (int i = 0; i < PARTS; ++i) {
-        header.lengths[i] = (uint32_t) lengths[i];
-        total += lengths[i];
-    }
-    if (UCS_OK == status && NULL == (*blob = malloc(total))) {
-        status = UCS_ERR_NO_MEMORY;
-    }
-    if (UCS_OK == status) {
-        memcpy(*blob, &header, sizeof(header));
-        at = *blob + sizeof(header);
-        for (int i = 0; i < PARTS; ++i) {
-            memcpy(at, PART_FLAG_PATH == i ? (void *) ucx->flag_path : parts[i], lengths[i]);
-            at += lengths[i];
-        }
-        *blob_length = total;
-    }
-    for (int i = 0; i < PART_FLAG_PATH; ++i) {
-        if (NULL != parts[i]) {
-            ucp_worker_release_address(worker_of(i), parts[i]);
-        }
-    }
-    return status;
-}
-
 static void destroy_context(void)
 {
     if (NULL != ucx->flag_path) {
@@ -321,10 +250,7 @@ static void destroy_context(void)
 
 int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const char **reason)
 {
-    unsigned char *blob = NULL;
-    size_t blob_length = 0;
     ucs_status_t status;
-    int rc;
 
     ucx->self = self;
     ucx->size = size;
@@ -332,19 +258,12 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const 
     if (UCS_OK != (status = create_context(one_node))
         || UCS_OK != (status = create_worker(&ucx->am_worker, true))
         || (!one_node && UCS_OK != (status = create_worker(&ucx->hb_worker, false)))
-        || UCS_OK != (status = ucp_worker_get_efd(ucx->am_worker, &ucx->wait_fd))
-        || UCS_OK != (status = pack_blob(&blob, &blob_length))) {
+        || UCS_OK != (status = ucp_worker_get_efd(ucx->am_worker, &ucx->wait_fd))) {
         *reason = ucs_status_string(status);
         destroy_context();
         return OMPI_ERROR;
     }
-    OPAL_MODEX_SEND_STRING(rc, PMIX_GLOBAL, MODEX_KEY, blob, blob_length);
-    free(blob); /* the runtime keeps its copy */
-    if (PMIX_SUCCESS == rc) {
-        rc = PMIx_Commit(); /* the components' data went before: ours must join it */
-    }
-    if (PMIX_SUCCESS != rc) {
-        *reason = "the runtime did not take its addresses";
+    if (OMPI_SUCCESS != ompi_comm_ft_ucx_send_addresses(reason)) {
         destroy_context();
         return OMPI_ERROR;
     }
@@ -352,74 +271,12 @@ int ompi_comm_ft_ucx_publish(uint32_t self, uint32_t size, bool one_node, const 
 }
 
 /*
- * Peers' addresses and endpoints.
+ * Peers' endpoints.
  */
 
 bool ompi_comm_ft_ucx_same_node(uint32_t rank)
 {
     return NULL == ucx->node_of_rank || ucx->node_of_rank[rank] == ucx->node_of_rank[ucx->self];
-}
-
-/* The bytes of one part of a peer's blob, checked against its length. */
-static const void *blob_part(const peer_t *peer, int part, size_t *length)
-{
-    blob_header_t header;
-    size_t offset = sizeof(header);
-
-    memcpy(&header, peer->blob, sizeof(header));
-    for (int i = 0; i < part; ++i) {
-        offset += header.lengths[i];
-    }
-    *length = header.lengths[part];
-    return peer->blob + offset;
-}
-
-static bool blob_valid(const unsigned char *blob, size_t length)
-{
-    blob_header_t header;
-    size_t total = sizeof(header);
-
-    if (NULL == blob || length < sizeof(header)) {
-        return false;
-    }
-    memcpy(&header, blob, sizeof(header));
-    for (int i = 0; i < PARTS; ++i) {
-        total += header.lengths[i];
-    }
-    return BLOB_VERSION == header.version && total == length;
-}
-
-/* A local lookup: the modex brought every peer's data (a connected job's
- * came with the connect). */
-static bool read_blob(uint32_t rank)
-{
-    peer_t *peer = &ucx->peers[rank];
-    unsigned char *blob = NULL;
-    size_t length = 0;
-    int rc;
-
-    if (NULL != peer->blob) {
-        return true;
-    }
-    OPAL_MODEX_RECV_STRING(rc, MODEX_KEY, &peer->name, (void **) &blob, &length);
-    if (PMIX_SUCCESS != rc || !blob_valid(blob, length)) {
-        free(blob);
-        return false;
-    }
-    peer->blob = blob;
-    return true;
-}
-
-const char *ompi_comm_ft_ucx_flag_path_of(uint32_t rank)
-{
-    size_t length;
-    const char *path;
-
-    if (!read_blob(rank)) {
-        return NULL;
-    }
-    path = blob_part(&ucx->peers[rank], PART_FLAG_PATH, &length);
-    return 0 < length && '\0' == path[length - 1] ? path : NULL;
 }
 
 /* The argument names the peer, not its rank, which a join may change. */
@@ -449,10 +306,10 @@ ucp_ep_h ompi_comm_ft_ucx_endpoint(ucp_worker_h worker, uint32_t rank, int full_
     size_t length;
     ucp_ep_h ep = NULL;
 
-    if (!read_blob(rank)) {
+    if (!ompi_comm_ft_ucx_read_addresses(rank)) {
         return NULL;
     }
-    params.address = blob_part(&ucx->peers[rank], local ? full_part : net_part, &length);
+    params.address = ompi_comm_ft_ucx_address_part(&ucx->peers[rank], local ? full_part : net_part, &length);
     if (0 == length) {
         return NULL; /* it has no such worker (a job of one node: no heartbeat worker) */
     }
@@ -559,7 +416,7 @@ static bool read_every_blob(void)
         return true; /* read at first contact */
     }
     for (uint32_t rank = 0; rank < ucx->size; ++rank) {
-        if (rank != ucx->self && !read_blob(rank)) {
+        if (rank != ucx->self && !ompi_comm_ft_ucx_read_addresses(rank)) {
             ompi_comm_ft_log(1, "btl_ft: ucx: rank %u published no address", rank);
             return false;
         }
@@ -719,7 +576,7 @@ int ompi_comm_ft_ucx_join(uint32_t self, uint32_t size, uint32_t epoch, uint64_t
         if (peers[rank].unreachable) {
             continue;
         }
-        if (rank != self && !read_blob(rank)) {
+        if (rank != self && !ompi_comm_ft_ucx_read_addresses(rank)) {
             /* its UCX did not start: unreachable here, found by its silence */
             ompi_comm_ft_log(1, "btl_ft: ucx: %s published no address", OMPI_NAME_PRINT(&names[rank]));
             peers[rank].unreachable = true;

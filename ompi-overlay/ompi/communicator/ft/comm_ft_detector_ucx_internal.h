@@ -8,9 +8,10 @@
  */
 
 /*
- * What the two files of the detector's own UCX transport share: its state,
- * and the few calls between them. comm_ft_detector_ucx.c makes the context,
- * publishes and reads addresses, makes endpoints and runs the lifecycle;
+ * What the three files of the detector's own UCX transport share: its
+ * state, and the few calls between them. comm_ft_detector_ucx.c makes the
+ * context, makes endpoints and runs the lifecycle;
+ * comm_ft_detector_ucx_addresses.c publishes and reads addresses;
  * comm_ft_detector_ucx_path.c carries heartbeats and messages. Nothing
  * else includes this header.
  */
@@ -105,9 +106,18 @@ extern ucx_transport_t ompi_comm_ft_ucx_state;
 #define EPOCH_TAG_SHIFT 56
 #define EPOCH_TAGGED_SIZE_MAX (1u << 24)
 
+/* comm_ft_detector_ucx_addresses.c */
+/* Publishes this process's blob; on failure, says why in *reason. */
+int ompi_comm_ft_ucx_send_addresses(const char **reason);
+/* Reads rank's blob into its peer, once; false if it has none valid. */
+bool ompi_comm_ft_ucx_read_addresses(uint32_t rank);
+/* The bytes of one part of a peer's blob (read), checked against its length. */
+const void *ompi_comm_ft_ucx_address_part(const peer_t *peer, int part, size_t *length);
+/* rank's flag file, NULL if it has none (or no blob). */
+const char *ompi_comm_ft_ucx_flag_path_of(uint32_t rank);
+
 /* comm_ft_detector_ucx.c */
 bool ompi_comm_ft_ucx_same_node(uint32_t rank);
-const char *ompi_comm_ft_ucx_flag_path_of(uint32_t rank);
 ucp_ep_h ompi_comm_ft_ucx_endpoint(ucp_worker_h worker, uint32_t rank, int full_part, int net_part);
 
 /* comm_ft_detector_ucx_path.c */

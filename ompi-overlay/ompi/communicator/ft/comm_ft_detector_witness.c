@@ -299,7 +299,7 @@ static bool detector_starved(const process_id_t *id, detector_thread_t *thread)
     bool starved;
 
     if (0 == thread->tid
-        && !ompi_comm_ft_proc_find_thread(id->pid, OMPI_COMM_FT_DETECTOR_THREAD_NAME, &thread->tid)) {
+        && !ompi_comm_ft_proc_stat_find_thread(id->pid, OMPI_COMM_FT_DETECTOR_THREAD_NAME, &thread->tid)) {
         return false;
     }
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", id->pid, thread->tid);
@@ -308,7 +308,7 @@ static bool detector_starved(const process_id_t *id, detector_thread_t *thread)
         return false;
     }
     snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/schedstat", id->pid, thread->tid);
-    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_run_time(path, &run_ns)) {
+    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_run_time(path, &run_ns)) {
         *thread = (detector_thread_t){0};
         return false;
     }
