@@ -149,19 +149,16 @@ void detector::state::silence_starts(time_ns now) {
 void detector::state::apply_witness(time_ns now, process_state seen) {
     BTL_FT_ASSERT(confirm.active(), "a witness's answer applied outside a confirmation");
     confirm.witness_answered();
-    if (seen == process_state::starved) {
+    switch (seen) {
+    case process_state::starved:
         // denied the CPU since the previous look: that span is not counted,
         // but for what this process's own absence already left out
         ++stats.witnessed_starved;
         uncounted_ns += std::max<time_ns>(0, now - witnessed_at - (uncounted_ns - uncounted_at_witness));
-    }
-    if (seen == process_state::running || seen == process_state::starved) {
+        [[fallthrough]];
+    case process_state::running:
         witnessed_at = now;
         uncounted_at_witness = uncounted_ns;
-    }
-    switch (seen) {
-    case process_state::running:
-    case process_state::starved:
         ++stats.witnessed_running;
         confirm.end();
         expect_emitter_by(now + config.timeout_ns);  // last_heard_at stays: the silence goes on
