@@ -2,7 +2,8 @@
 // comm_ft_detector_proc_stat.c), which the witness and the lifelines judge
 // processes by, on real processes: a live one, one whose name holds
 // spaces and parentheses, one killed and not yet reaped, one reaped, the
-// signals pending for one thread, and one whose leading thread exited;
+// signals pending for one thread, one killed and not yet run, and one
+// whose leading thread exited;
 // and threads found by name, their CPU time, and one denied the CPU.
 #include <gtest/gtest.h>
 
@@ -289,6 +290,65 @@ TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
     EXPECT_EQ(before, after) << "the victim ran while the hog held its CPU";
     EXPECT_TRUE(hog_held);
     EXPECT_TRUE(victim.gains_run_time()) << "released, it did not run again";
+}
+
+// What the node watch passes a killed node-mate by: a SIGKILL sent to
+// the process waits in its shared pending set until its threads get a
+// CPU to take it, and /proc/<pid>/stat still shows it alive. Here the
+// child is pinned to CPU 0 while a SCHED_FIFO thread holds that CPU, so
+// it cannot take the signal until released. Another signal sent to the
+// whole process, and pending there, is no kill. Skipped as the test
+// above is.
+TEST(ProcStat, AProcessKilledAndNotYetRunIsKilled)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
+    cpu_set_t first{};
+    CPU_ZERO(&first);
+    CPU_SET(0, &first);
+    int ready[2];
+    ASSERT_EQ(0, pipe(ready));
+    sigset_t usr1, before;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &usr1, &before));  // the child inherits the mask
+    pid_t pid = start_child("ft killed", ready);
+    ASSERT_EQ(0, sigprocmask(SIG_SETMASK, &before, nullptr));
+    ASSERT_EQ(0, sched_setaffinity(pid, sizeof(first), &first));
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid)));
+    ASSERT_EQ(0, kill(pid, SIGUSR1));  // blocked: it stays in the shared set
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid)));
+    std::atomic<bool> holding{false}, release{false};
+    std::thread hog([&] {
+        sched_setaffinity(0, sizeof(first), &first);
+        sched_param top{};
+        top.sched_priority = 1;
+        if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
+        holding.store(true);
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+        while (!release.load() && std::chrono::steady_clock::now() < until) {
+        }
+    });
+    for (int tries = 0; tries < 1000 && !holding.load(); ++tries) usleep(100);
+    if (!holding.load()) {
+        hog.join();
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        GTEST_SKIP() << "no real-time scheduling here";
+    }
+    ASSERT_EQ(0, kill(pid, SIGKILL));
+    ompi_comm_ft_proc_stat_t fields;
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    const bool killed = ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid));
+    const bool hog_held = holding.load();
+    release.store(true);
+    hog.join();
+    EXPECT_TRUE(hog_held);
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_ended(&fields)) << "it ended while the hog held its CPU";
+    EXPECT_TRUE(killed);
+    ASSERT_EQ(pid, waitpid(pid, nullptr, 0));
+    EXPECT_FALSE(ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid)));  // reaped: no file
+    close(ready[0]);
+    close(ready[1]);
 }
 
 TEST(ProcStat, WhatIsNotAStatFileIsUnreadable)

@@ -282,6 +282,9 @@ static bool dying(const followed_t *followed)
         || fields.start_time != followed->start_time) {
         return false;
     }
+    if (ompi_comm_ft_proc_stat_killed(followed->pid)) {
+        return true;
+    }
     if (OMPI_COMM_FT_PROC_STAT_READ == read_thread(followed, followed->holder_tid, &fields)
         && 0 != (fields.exit_code & SIGNAL_BITS)) {
         return true;
@@ -485,7 +488,8 @@ bool ompi_comm_ft_lifeline_make_way(const char *path, uint64_t pid, uint64_t sta
     take_up(&followed, path, pid, start_time);
     /* cut: only the holder's exit (or exec) sets FUTEX_OWNER_DIED */
     found_dying = NULL != followed.page
-                  && 0 != (__atomic_load_n(word_of(followed.page), __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED)
+                  && (0 != (__atomic_load_n(word_of(followed.page), __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED)
+                      || (ompi_comm_ft_proc_stat_killed(pid)))
                   && dying(&followed);
     drop(&followed);
     if (found_dying) {

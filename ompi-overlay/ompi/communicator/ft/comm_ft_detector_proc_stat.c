@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,20 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
 bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat)
 {
     return 'X' == stat->state || 'x' == stat->state || ('Z' == stat->state && stat->threads <= 1);
+}
+
+bool ompi_comm_ft_proc_stat_killed(uint64_t pid)
+{
+    char path[64], text[4096], *line;
+    unsigned long long shared;
+
+    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/status", pid);
+    if (OMPI_COMM_FT_PROC_STAT_READ != read_text(path, text, sizeof(text))
+        || NULL == (line = strstr(text, "\nShdPnd:"))
+        || 1 != sscanf(line + strlen("\nShdPnd:"), "%llx", &shared)) {
+        return false;
+    }
+    return 0 != (shared & (1ull << (SIGKILL - 1)));
 }
 
 ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_run_time(const char *schedstat_path, uint64_t *run_ns)

@@ -46,6 +46,14 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_read(const char *path,
  * pthread_exit() is a zombie while the process's other threads run. */
 bool ompi_comm_ft_proc_stat_ended(const ompi_comm_ft_proc_stat_t *stat);
 
+/* Whether a SIGKILL was sent to process `pid` as a whole (kill(), the OOM
+ * killer, a process group's kill) and waits in its shared pending set
+ * (ShdPnd in /proc/<pid>/status): it will end, whether or not its threads
+ * have had a CPU to take it. A SIGKILL queued to one thread alone is not
+ * counted: an exec sends one to each other thread, and the process lives
+ * on. False when the file cannot be read. */
+bool ompi_comm_ft_proc_stat_killed(uint64_t pid);
+
 /* The CPU time a thread has had, in ns: the first field of
  * /proc/<pid>/task/<tid>/schedstat (the kernel's sum_exec_runtime, exact
  * where stat's utime and stime count ticks). */

@@ -52,7 +52,11 @@
  * through one pidfd. When that one ends, its watcher takes over the next,
  * and so on past any that ended too (a pidfd opened after the end still
  * tells it, and the marker says how it ended), so every end is seen as
- * long as one process of the node runs. Rejected: a pidfd for every
+ * long as one process of the node runs. A node-mate killed as a whole (a
+ * SIGKILL waits in its shared pending set until its threads get a CPU)
+ * counts as ended: processes killed together, as a job's or a node's
+ * are, are then told in one breath rather than one after the other as
+ * each gets a CPU to die on. Rejected: a pidfd for every
  * node-mate, as before: every process of the node learnt at once, but a
  * process held one descriptor per node-mate (63 at 64 per node), and the
  * first to learn starts the notice that tells the others within a few
@@ -274,7 +278,10 @@ static int state_of_process(const process_id_t *id, char *state)
         break;
     }
     *state = fields.state;
-    if (fields.start_time != id->start_time || ompi_comm_ft_proc_stat_ended(&fields)) {
+    /* killed as a whole: it ends whether or not its threads get a CPU to
+     * take the signal, and /proc/<pid>/stat cannot show it yet */
+    if (fields.start_time != id->start_time || ompi_comm_ft_proc_stat_ended(&fields)
+        || (ompi_comm_ft_proc_stat_killed(id->pid))) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {
