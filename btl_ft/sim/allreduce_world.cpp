@@ -171,6 +171,7 @@ struct allreduce_world::impl {
     void begin(rank_t rank) {
         const std::uint32_t call = calls_begun[rank]++;
         if (call == 0 && !known_before.empty()) processes[rank]->on_failed(known_before);
+        if (call == 0 && options.greet) processes[rank]->greet();
         const std::uint64_t value = value_of(rank, call);
         std::byte bytes[8];
         std::memcpy(bytes, &value, sizeof value);

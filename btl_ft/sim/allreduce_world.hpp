@@ -53,6 +53,10 @@ struct allreduce_world_options {
     time_ns detect_ns = -1;
     // The processes' allreduce_config::fast_max_bytes (values are 8 bytes).
     std::size_t fast_max_bytes = 0;
+    // Each process greets (survivor_allreduce::greet) as its first call
+    // begins, as the MPI shim does by default: the greetings travel as any
+    // message, and the model has no connection for them to open.
+    bool greet = false;
 };
 
 struct call_outcome {

@@ -63,9 +63,15 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
     std::uint8_t type = 0;
     const status header = wire::codec::read_header(in, magic0, magic1, version,
                                                    static_cast<std::uint8_t>(msg_type::partial),
-                                                   static_cast<std::uint8_t>(msg_type::exchange), type);
+                                                   static_cast<std::uint8_t>(msg_type::greeting), type);
     if (header != status::ok) return header;
     out.type = static_cast<msg_type>(type);
+    if (out.type == msg_type::greeting) {  // nothing follows (the fields cleared keep their storage)
+        out.sequence = out.root = out.decided_by = 0;
+        out.contributors.clear();
+        out.value.clear();
+        return in.left() == 0 ? status::ok : status::trailing_bytes;
+    }
     out.sequence = in.varint();
     out.root = has_root(out.type) ? in.varint() : 0;
     out.decided_by = has_decision(out.type) ? in.varint() : 0;
@@ -87,7 +93,7 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
 std::span<const std::byte> encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by,
                                   const rank_ranges& contributors, std::span<const std::byte> value,
                                   std::vector<std::byte>& buffer) {
-    BTL_FT_ASSERT(type != msg_type::exchange, "an exchange encoded with contributors");
+    BTL_FT_ASSERT(type != msg_type::exchange && type != msg_type::greeting, "an exchange or greeting encoded with contributors");
     const std::size_t varints = 5 + 2 * contributors.ranges().size();  // sequence, root, decided_by, count, length
     wire::codec::array_writer put(room(buffer, wire::header_bytes + wire::max_varint_bytes * varints + value.size()));
     put.header(magic0, magic1, version, static_cast<std::uint8_t>(type));
@@ -117,9 +123,17 @@ std::span<const std::byte> encode_exchange(std::uint32_t sequence, std::uint32_t
     return put.used();
 }
 
+std::span<const std::byte> encode_greeting(std::vector<std::byte>& buffer) {
+    wire::codec::array_writer put(room(buffer, wire::header_bytes));
+    put.header(magic0, magic1, version, static_cast<std::uint8_t>(msg_type::greeting));
+    return put.used();
+}
+
 void encode(const message& in, std::vector<std::byte>& out) {
     std::size_t length = 0;
-    if (in.type == msg_type::exchange) {
+    if (in.type == msg_type::greeting) {
+        length = encode_greeting(out).size();
+    } else if (in.type == msg_type::exchange) {
         length = encode_exchange(in.sequence, in.root, in.value, out).size();
     } else {
         length = encode(in.type, in.sequence, in.root, in.decided_by, in.contributors, in.value, out).size();

@@ -111,6 +111,13 @@ int btl_ft_survivors_set_fast_max_bytes(btl_ft_survivors_t* survivors, size_t fa
     return 0;
 }
 
+void btl_ft_survivors_greet(btl_ft_survivors_t* survivors) {
+    try {
+        survivors->machine->greet();
+    } catch (...) {
+    }
+}
+
 void btl_ft_survivors_failed(btl_ft_survivors_t* survivors, const uint32_t* ranks, size_t count) {
     try {
         std::vector<btl_ft::rank_t> in_range;
@@ -168,7 +175,8 @@ btl_ft_survivors_counts_t btl_ft_survivors_counters(const btl_ft_survivors_t* su
     const btl_ft::allreduce_stats& s = survivors->machine->stats();
     return {s.partials_sent,   s.results_sent,   s.holds_sent, s.received,       s.malformed,
             s.from_failed,     s.out_of_sequence, s.overlapping, s.conflicts,     s.root_takeovers,
-            s.exchanges_sent,  s.fast_done,       s.fast_fallbacks, s.late_exchanges};
+            s.exchanges_sent,  s.fast_done,       s.fast_fallbacks, s.late_exchanges, s.greetings_sent,
+            s.greetings};
 }
 
 void btl_ft_survivors_describe(const btl_ft_survivors_t* survivors, char* text, size_t capacity) {

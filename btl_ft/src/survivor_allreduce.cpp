@@ -45,6 +45,18 @@ void survivor_allreduce::on_failed(std::span<const rank_t> ranks) {
     if (current_) progress(*current_);
 }
 
+void survivor_allreduce::greet() {
+    constexpr rank_t root = 0, successor = 1;  // while nothing has failed; the successor is a leaf
+    const rank_t parent = tree_.parent(config_.self);
+    const rank_t grandparent = parent == no_rank ? no_rank : tree_.parent(parent);
+    const rank_t near_root = parent == root || grandparent == root ? successor : no_rank;
+    for (const rank_t peer : {parent, grandparent, near_root}) {
+        if (peer == no_rank || peer == config_.self || failed_.contains(peer)) continue;
+        transport_.send(peer, allreduce_wire::encode_greeting(scratch_));
+        ++stats_.greetings_sent;
+    }
+}
+
 void survivor_allreduce::begin(std::span<const std::byte> value) {
     BTL_FT_ASSERT(value.size() <= config_.max_value_bytes, "allreduce value longer than the configured maximum");
     BTL_FT_ASSERT(status() != allreduce_status::running, "allreduce begun before the previous call ended");
@@ -81,6 +93,10 @@ void survivor_allreduce::deliver(rank_t from, std::span<const std::byte> bytes) 
     if (from >= config_.size ||
         allreduce_wire::decode(bytes, {config_.size, config_.max_value_bytes}, message) != wire::status::ok) {
         ++stats_.malformed;
+        return;
+    }
+    if (message.type == allreduce_wire::msg_type::greeting) {
+        ++stats_.greetings;  // its work was done by the transport
         return;
     }
     if (failed_.contains(from)) {
@@ -154,7 +170,9 @@ void survivor_allreduce::handle(call& op, rank_t from, const allreduce_wire::mes
         adopt(op, message.value, message.contributors, message.decided_by, message.root);
         if (from_its_root) op.delegated_by = from;
         break;
-    case msg_type::exchange: break;  // taken above
+    case msg_type::exchange:  // taken above
+    case msg_type::greeting:  // dropped in deliver
+        break;
     }
 }
 

@@ -64,5 +64,6 @@ int main(int argc, char** argv) {
         write(directory, name, allreduce_wire::encode(type, 4, 1, 2, contributors, value, out));
     }
     write(directory, "ar_exchange", allreduce_wire::encode_exchange(4, 1, value, out));
+    write(directory, "ar_greeting", allreduce_wire::encode_greeting(out));
     return 0;
 }

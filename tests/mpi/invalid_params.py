@@ -18,6 +18,7 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_transport", "verbs", "ucx|btl"),
     ("mpi_ft_survivors_radix", "1", "between 2 and 65536"),
     ("mpi_ft_survivors_latency_ratio", "0", "from 0.01 to 10000"),
+    ("mpi_ft_survivors_preconnect", "maybe", "true|enabled"),
 ]
 
 

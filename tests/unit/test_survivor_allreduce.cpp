@@ -134,7 +134,7 @@ TEST(AllreduceWire, RoundTripsAndRefusesWhatIsMalformed) {
     foreign[1] = std::byte{0x74};  // the detector's magic
     EXPECT_EQ(allreduce_wire::decode(foreign, bounds, out), wire::status::bad_magic);
     // A second range touching the first: gap 0.
-    const std::vector<std::byte> touching = {std::byte{0x66}, std::byte{0x72}, std::byte{3}, std::byte{1},
+    const std::vector<std::byte> touching = {std::byte{0x66}, std::byte{0x72}, std::byte{allreduce_wire::version}, std::byte{1},
                                              std::byte{1},    std::byte{2},    std::byte{0}, std::byte{2},
                                              std::byte{0},    std::byte{1},    std::byte{0}};
     EXPECT_EQ(allreduce_wire::decode(touching, {.size = 10, .max_value_bytes = 0}, out), wire::status::unsorted);

@@ -11,6 +11,7 @@
 //                                              (down the tree; root: the root it travels under)
 //   PREPARE  as RESULT                         (root to its successor, which sends it down)
 //   EXCHANGE sequence, step, value             (the fast path: recursive doubling)
+//   GREETING (nothing)                         (opens a link a repair would use: dropped)
 //
 // An EXCHANGE carries no contributors: while nothing fails, what its
 // sender has combined by a step follows from its rank and the step
@@ -38,9 +39,9 @@ namespace btl_ft::allreduce_wire {
 
 inline constexpr std::uint8_t magic0 = 0x66;  // 'f'
 inline constexpr std::uint8_t magic1 = 0x72;  // 'r'
-inline constexpr std::uint8_t version = 3;
+inline constexpr std::uint8_t version = 4;
 
-enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, exchange = 5 };
+enum class msg_type : std::uint8_t { partial = 1, hold = 2, result = 3, prepare = 4, exchange = 5, greeting = 6 };
 
 struct message {
     msg_type type = msg_type::partial;
@@ -78,5 +79,6 @@ std::span<const std::byte> encode(msg_type type, std::uint32_t sequence, rank_t 
                                   std::vector<std::byte>& buffer);  // not an exchange
 std::span<const std::byte> encode_exchange(std::uint32_t sequence, std::uint32_t step, std::span<const std::byte> value,
                                            std::vector<std::byte>& buffer);
+std::span<const std::byte> encode_greeting(std::vector<std::byte>& buffer);
 
 }  // namespace btl_ft::allreduce_wire

@@ -40,6 +40,7 @@ typedef struct btl_ft_survivors_counts {
     uint64_t partials_sent, results_sent, holds_sent, received;
     uint64_t malformed, from_failed, out_of_sequence, overlapping, conflicts, root_takeovers;
     uint64_t exchanges_sent, fast_done, fast_fallbacks, late_exchanges;
+    uint64_t greetings_sent, greetings;
 } btl_ft_survivors_counts_t;
 
 /* The radix of the k-nomial tree: each process has up to radix - 1 children
@@ -94,6 +95,10 @@ void btl_ft_survivors_destroy(btl_ft_survivors_t *survivors);
  * bound before the same call (the shim sets the one its processes agreed
  * on at their first call). */
 int btl_ft_survivors_set_fast_max_bytes(btl_ft_survivors_t *survivors, size_t fast_max_bytes);
+/* Sends the greetings that open the links a repair would use first
+ * (survivor_allreduce::greet): once, before the first call, where the
+ * transport connects on a first message. */
+void btl_ft_survivors_greet(btl_ft_survivors_t *survivors);
 /* Ranks known failed, in any order, at any time. */
 void btl_ft_survivors_failed(btl_ft_survivors_t *survivors, const uint32_t *ranks, size_t count);
 /* Begins the next call with this process's value; -1 (and nothing begins)

@@ -139,6 +139,8 @@ struct allreduce_stats {
     std::uint64_t fast_done = 0;         // calls this process completed by the fast path
     std::uint64_t fast_fallbacks = 0;    // calls this process moved from the fast path to the tree
     std::uint64_t late_exchanges = 0;    // dropped: the call had left the fast path here
+    std::uint64_t greetings_sent = 0;    // greet()'s messages
+    std::uint64_t greetings = 0;         // received, and dropped
 };
 
 class survivor_allreduce {
@@ -151,6 +153,16 @@ public:
 
     // Ranks known failed (any order, repeats allowed), at any time.
     void on_failed(std::span<const rank_t> ranks);
+    // Sends a GREETING to each peer whose link this process would use
+    // first after one or two failures near it: its parent and grandparent
+    // (its partials go there when its parent fails, and results come back),
+    // and, for a child or grandchild of the root, the root's successor
+    // (which sends results down to them). Its receiver drops it. A
+    // transport that connects on the first message (TCP) then opens those
+    // links now, rather than after a failure, on the repair's critical
+    // path. At most 3 messages; the root and its successor each receive
+    // one from every child and grandchild of the root.
+    void greet();
     // Starts the next call with this process's value (at most max_value_bytes).
     // The previous call must have ended here (done or excluded).
     void begin(std::span<const std::byte> value);

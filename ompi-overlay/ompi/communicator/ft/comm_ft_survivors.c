@@ -49,6 +49,9 @@ static unsigned int survivors_radix = BTL_FT_SURVIVORS_DEFAULT_RADIX;
 static double survivors_latency_ratio = BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO;
 /* -1: the default's (fast_path_bytes) */
 static long survivors_fast_max_bytes = -1;
+static bool survivors_preconnect = true;
+/* Open MPI refused its value (a bool it cannot read) and kept the default */
+static bool survivors_preconnect_rejected = false;
 
 /* A send's copy of its message, kept for the next send once it is done:
  * most calls send a few messages of the same length. */
@@ -137,7 +140,24 @@ int ompi_comm_survivors_register_params(void)
         "or none",
         MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &survivors_fast_max_bytes);
-    return 0 > ret ? ret : OMPI_SUCCESS;
+    if (0 > ret) {
+        return ret;
+    }
+    ret = mca_base_var_register(
+        "ompi", "mpi", "ft", "survivors_preconnect",
+        "Whether a communicator's first MPIX_Comm_allreduce_survivors opens "
+        "the connections its repairs would use first, by one small message "
+        "on each: from every process to its parent and its grandparent in "
+        "the tree, and from the root's children and grandchildren to the "
+        "root's successor (at most 3 per process). A transport that connects "
+        "at the first message (TCP) otherwise opens them after a failure, on "
+        "the repair's path: across 2 emulated nodes 2 serial crashes then "
+        "cost about 1.5 times one crash, against 1.1 with them open. True by "
+        "default",
+        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &survivors_preconnect);
+    survivors_preconnect_rejected = 0 > ret && OPAL_ERR_NOT_FOUND != ret;
+    return OMPI_SUCCESS;
 }
 
 static int survivors_invalid(const char *name, const char *value, const char *rule)
@@ -150,6 +170,10 @@ int ompi_comm_survivors_check_params(void)
 {
     const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
     char value[32];
+    if (survivors_preconnect_rejected) {
+        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, "survivors_preconnect");
+        return OMPI_ERR_BAD_PARAM;
+    }
     if (NULL != rule) {
         snprintf(value, sizeof(value), "%u", survivors_radix);
         return survivors_invalid("mpi_ft_survivors_radix", value, rule);
@@ -505,6 +529,9 @@ static int survivors_of(ompi_communicator_t *comm, survivors_comm_t **out)
     }
     s->next = survivors_all;
     survivors_all = s;
+    if (survivors_preconnect) {
+        btl_ft_survivors_greet(s->machine);
+    }
     *out = s;
     return MPI_SUCCESS;
 }
