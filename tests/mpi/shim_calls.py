@@ -4,7 +4,7 @@ they call none of each other,
 except the driver its queues, the UCX transport its flag (and its three
 files each other), the witness its lifelines, the conclusions the union,
 and anyone the log; the
-survivor allreduce's file calls none of them. Read from the undefined
+survivor allreduce's two files call none of them. Read from the undefined
 ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
 import subprocess
@@ -36,6 +36,7 @@ ALLOWED = {
     "comm_ft_detector_conclusions": ("ompi_comm_ft_union_", "ompi_comm_ft_log"),
     # the survivor allreduce learns failures from ULFM, not from the detector
     "comm_ft_survivors": (),
+    "comm_ft_survivors_params": (),
 }
 
 

@@ -103,14 +103,18 @@ typedef struct {
     uint64_t run_ns;
 } detector_thread_t;
 
-static process_id_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
-static detector_thread_t *peer_threads = NULL; /* by rank */
+/* A node-mate: what it published, and its detector thread */
+typedef struct {
+    process_id_t id;
+    detector_thread_t thread;
+} known_process_t;
+
+static known_process_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
 static uint32_t peer_count = 0;
 /* node-mates of the union's other jobs */
 typedef struct {
     opal_process_name_t name;
-    process_id_t id;
-    detector_thread_t thread;
+    known_process_t process;
 } other_job_peer_t;
 static other_job_peer_t *others = NULL;
 static size_t other_count = 0;
@@ -204,11 +208,6 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
         || NULL == (peers = calloc(size, sizeof(*peers)))) {
         return;
     }
-    if (NULL == (peer_threads = calloc(size, sizeof(*peer_threads)))) {
-        free(peers);
-        peers = NULL;
-        return;
-    }
     peer_count = size;
     own_rank = self;
     for (uint32_t rank = 0; rank < size; ++rank) {
@@ -216,7 +215,7 @@ void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uin
             continue;
         }
         name.vpid = rank;
-        followed |= read_published(&name, namespace_here, &peers[rank]) && peers[rank].lifeline;
+        followed |= read_published(&name, namespace_here, &peers[rank].id) && peers[rank].id.lifeline;
     }
     /* node-mates with lifelines share the watch's ring with us: one follows ours */
     if (followed) {
@@ -251,7 +250,7 @@ void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const u
         if (read_published(&names[rank], namespace_here, &id)
             && NULL != (more = realloc(others, (other_count + 1) * sizeof(*others)))) {
             others = more;
-            others[other_count++] = (other_job_peer_t){.name = names[rank], .id = id, .thread = {0}};
+            others[other_count++] = (other_job_peer_t){.name = names[rank], .process = {.id = id}};
             ompi_comm_ft_log(10, "btl_ft: witness: node-mate %s of another job is pid %" PRIu64,
                              OMPI_NAME_PRINT(&names[rank]), id.pid);
         }
@@ -292,7 +291,7 @@ static int state_of_process(const process_id_t *id, char *state)
 
 static int state_of(uint32_t rank, char *state)
 {
-    return state_of_process(rank < peer_count ? &peers[rank] : NULL, state);
+    return state_of_process(rank < peer_count ? &peers[rank].id : NULL, state);
 }
 
 /* Whether the detector thread of a running process was runnable, and got
@@ -325,18 +324,25 @@ static bool detector_starved(const process_id_t *id, detector_thread_t *thread)
     return starved;
 }
 
+/* What is known of `name`, of this job or another: NULL when nothing. */
+static known_process_t *known(const opal_process_name_t *name)
+{
+    other_job_peer_t *other;
+
+    if (name->jobid == OMPI_PROC_MY_NAME->jobid) {
+        return name->vpid < peer_count ? &peers[name->vpid] : NULL;
+    }
+    other = other_job_peer(name);
+    return NULL != other ? &other->process : NULL;
+}
+
 int ompi_comm_ft_witness_local_state(const opal_process_name_t *name)
 {
-    bool same_job = name->jobid == OMPI_PROC_MY_NAME->jobid;
-    other_job_peer_t *other = same_job ? NULL : other_job_peer(name);
-    const process_id_t *id = same_job ? (name->vpid < peer_count ? &peers[name->vpid] : NULL)
-                                      : (NULL != other ? &other->id : NULL);
-    detector_thread_t *thread = same_job ? (NULL != id ? &peer_threads[name->vpid] : NULL)
-                                         : (NULL != other ? &other->thread : NULL);
+    known_process_t *process = known(name);
     char state = '?';
-    int verdict = state_of_process(id, &state);
+    int verdict = state_of_process(NULL != process ? &process->id : NULL, &state);
 
-    if (BTL_FT_STATE_RUNNING == verdict && detector_starved(id, thread)) {
+    if (BTL_FT_STATE_RUNNING == verdict && detector_starved(&process->id, &process->thread)) {
         verdict = BTL_FT_STATE_STARVED;
     }
     ompi_comm_ft_log(10, "btl_ft: witness: %s is in state %c%s", OMPI_NAME_PRINT(name), state,
@@ -350,7 +356,7 @@ static uint32_t next_watchable(uint32_t rank)
 {
     do {
         rank = (rank + 1) % peer_count;
-    } while (rank != own_rank && (0 == peers[rank].pid || !peers[rank].marked));
+    } while (rank != own_rank && (0 == peers[rank].id.pid || !peers[rank].id.marked));
     return rank;
 }
 
@@ -374,8 +380,8 @@ static void judge_end(uint32_t rank, end_seen_t how)
     if (crashed && NULL != report_end) {
         report_end(rank, BTL_FT_CRASHED);
     }
-    if (crashed && FOUND_GONE == how && peers[rank].lifeline
-        && ompi_comm_ft_lifeline_make_way(marker, peers[rank].pid, peers[rank].start_time)) {
+    if (crashed && FOUND_GONE == how && peers[rank].id.lifeline
+        && ompi_comm_ft_lifeline_make_way(marker, peers[rank].id.pid, peers[rank].id.start_time)) {
         ompi_comm_ft_log(10, "btl_ft: rank %u of this node is dying: it makes way", rank);
     }
     free(marker);
@@ -391,10 +397,10 @@ static void forget_lifeline(void)
  * beside its pidfd: its end is told through either. */
 static void follow_lifeline(uint32_t rank)
 {
-    char *marker = peers[rank].lifeline ? marker_path(rank) : NULL;
+    const process_id_t *id = &peers[rank].id;
+    char *marker = id->lifeline ? marker_path(rank) : NULL;
 
-    lifeline_fd = NULL == marker ? -1
-                                 : ompi_comm_ft_lifeline_follow(marker, peers[rank].pid, peers[rank].start_time);
+    lifeline_fd = NULL == marker ? -1 : ompi_comm_ft_lifeline_follow(marker, id->pid, id->start_time);
     free(marker);
     if (0 > lifeline_fd || !watch_in_wait(lifeline_fd, rank)) {
         forget_lifeline(); /* and the one followed before */
@@ -411,7 +417,7 @@ static void watch_after(uint32_t after)
     int fd;
 
     for (uint32_t rank = next_watchable(after); rank != own_rank; rank = next_watchable(rank)) {
-        fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].pid, 0);
+        fd = (int) syscall(SYS_pidfd_open, (pid_t) peers[rank].id.pid, 0);
         /* the pidfd holds whatever process has the pid now: it must still
          * be the one published (same start time) once the fd is open */
         gone = BTL_FT_STATE_GONE == state_of(rank, &state);
@@ -500,8 +506,6 @@ void ompi_comm_ft_witness_finalize(void)
     lifeline_fd = -1;
     free(peers);
     peers = NULL;
-    free(peer_threads);
-    peer_threads = NULL;
     peer_count = 0;
     free(others);
     others = NULL;
