@@ -63,6 +63,18 @@ pid_t start_child(const char *name, int ready[2])
     return pid;
 }
 
+// the same, with SIGUSR1 blocked in the child (it inherits the mask)
+pid_t start_child_blocking_usr1(const char *name, int ready[2])
+{
+    sigset_t usr1, before;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    EXPECT_EQ(0, sigprocmask(SIG_BLOCK, &usr1, &before));
+    const pid_t pid = start_child(name, ready);
+    EXPECT_EQ(0, sigprocmask(SIG_SETMASK, &before, nullptr));
+    return pid;
+}
+
 TEST(ProcStat, ReadsALiveProcess)
 {
     ompi_comm_ft_proc_stat_t fields;
@@ -109,12 +121,7 @@ TEST(ProcStat, SignalsPendingForAThread)
 {
     int ready[2];
     ASSERT_EQ(0, pipe(ready));
-    sigset_t usr1, before;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &usr1, &before));  // the child inherits the mask
-    pid_t pid = start_child("blocks usr1", ready);
-    ASSERT_EQ(0, sigprocmask(SIG_SETMASK, &before, nullptr));
+    pid_t pid = start_child_blocking_usr1("blocks usr1", ready);
     std::string thread = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat";
     const uint64_t usr1_bit = uint64_t{1} << (SIGUSR1 - 1);
     ompi_comm_ft_proc_stat_t fields;
@@ -248,6 +255,45 @@ TEST(ProcStat, FindsAThreadByNameAndReadsItsRunTime)
     EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_run_time("/proc/self/task", &ns));
 }
 
+// CPU 0 alone, as an affinity mask.
+cpu_set_t cpu0()
+{
+    cpu_set_t first{};
+    CPU_ZERO(&first);
+    CPU_SET(0, &first);
+    return first;
+}
+
+// A SCHED_FIFO thread that holds CPU 0 for up to 200 ms (under the default
+// real-time limit of 950 ms a second), until released; holding() is false
+// where real-time scheduling is refused.
+struct cpu0_hog {
+    cpu0_hog()
+        : thread([this] {
+              const cpu_set_t first = cpu0();
+              sched_setaffinity(0, sizeof(first), &first);
+              sched_param top{};
+              top.sched_priority = 1;
+              if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
+              held.store(true);
+              const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+              while (!stop.load() && std::chrono::steady_clock::now() < until) {
+              }
+          })
+    {
+        for (int tries = 0; tries < 1000 && !held.load(); ++tries) usleep(100);
+    }
+    ~cpu0_hog() { release(); }
+    bool holding() const { return held.load(); }
+    void release()
+    {
+        stop.store(true);
+        if (thread.joinable()) thread.join();
+    }
+    std::atomic<bool> held{false}, stop{false};
+    std::thread thread;
+};
+
 // What the witness's `starved` rests on: a thread that the kernel keeps
 // off the CPU shows R, and its CPU time does not grow. Here a SCHED_FIFO
 // thread holds the one CPU both are pinned to for 200 ms (under the
@@ -257,35 +303,18 @@ TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
     named_thread victim("ft victim", true);
-    cpu_set_t first{};
-    CPU_ZERO(&first);
-    CPU_SET(0, &first);
+    const cpu_set_t first = cpu0();
     ASSERT_EQ(0, sched_setaffinity(victim.tid.load(), sizeof(first), &first));
-    std::atomic<bool> holding{false}, release{false};
-    std::thread hog([&] {
-        sched_setaffinity(0, sizeof(first), &first);
-        sched_param top{};
-        top.sched_priority = 1;
-        if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
-        holding.store(true);
-        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-        while (!release.load() && std::chrono::steady_clock::now() < until) {
-        }
-    });
-    for (int tries = 0; tries < 1000 && !holding.load(); ++tries) usleep(100);
-    if (!holding.load()) {
-        hog.join();
-        GTEST_SKIP() << "no real-time scheduling here";
-    }
+    cpu0_hog hog;
+    if (!hog.holding()) GTEST_SKIP() << "no real-time scheduling here";
     usleep(20000);  // the hog has the CPU: the victim waits on it
     ompi_comm_ft_proc_stat_t fields;
     const uint64_t before = victim.run_ns();
     usleep(50000);
     ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(victim.path("stat").c_str(), &fields));
     const uint64_t after = victim.run_ns();
-    const bool hog_held = holding.load();
-    release.store(true);
-    hog.join();
+    const bool hog_held = hog.holding();
+    hog.release();
     EXPECT_EQ('R', fields.state);
     EXPECT_EQ(before, after) << "the victim ran while the hog held its CPU";
     EXPECT_TRUE(hog_held);
@@ -302,46 +331,26 @@ TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
 TEST(ProcStat, AProcessKilledAndNotYetRunIsKilled)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
-    cpu_set_t first{};
-    CPU_ZERO(&first);
-    CPU_SET(0, &first);
+    const cpu_set_t first = cpu0();
     int ready[2];
     ASSERT_EQ(0, pipe(ready));
-    sigset_t usr1, before;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &usr1, &before));  // the child inherits the mask
-    pid_t pid = start_child("ft killed", ready);
-    ASSERT_EQ(0, sigprocmask(SIG_SETMASK, &before, nullptr));
+    pid_t pid = start_child_blocking_usr1("ft killed", ready);
     ASSERT_EQ(0, sched_setaffinity(pid, sizeof(first), &first));
     EXPECT_FALSE(ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid)));
     ASSERT_EQ(0, kill(pid, SIGUSR1));  // blocked: it stays in the shared set
     EXPECT_FALSE(ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid)));
-    std::atomic<bool> holding{false}, release{false};
-    std::thread hog([&] {
-        sched_setaffinity(0, sizeof(first), &first);
-        sched_param top{};
-        top.sched_priority = 1;
-        if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
-        holding.store(true);
-        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-        while (!release.load() && std::chrono::steady_clock::now() < until) {
-        }
-    });
-    for (int tries = 0; tries < 1000 && !holding.load(); ++tries) usleep(100);
-    if (!holding.load()) {
-        hog.join();
-        kill(pid, SIGKILL);
+    cpu0_hog hog;
+    ASSERT_EQ(0, kill(pid, SIGKILL));
+    if (!hog.holding()) {
         waitpid(pid, nullptr, 0);
         GTEST_SKIP() << "no real-time scheduling here";
     }
-    ASSERT_EQ(0, kill(pid, SIGKILL));
     ompi_comm_ft_proc_stat_t fields;
-    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields));
+    const auto read = ompi_comm_ft_proc_stat_read(stat_path(pid).c_str(), &fields);
     const bool killed = ompi_comm_ft_proc_stat_killed(static_cast<uint64_t>(pid));
-    const bool hog_held = holding.load();
-    release.store(true);
-    hog.join();
+    const bool hog_held = hog.holding();
+    hog.release();
+    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, read);
     EXPECT_TRUE(hog_held);
     EXPECT_FALSE(ompi_comm_ft_proc_stat_ended(&fields)) << "it ended while the hog held its CPU";
     EXPECT_TRUE(killed);
