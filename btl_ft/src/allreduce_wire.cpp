@@ -93,7 +93,8 @@ wire::status decode(std::span<const std::byte> bytes, const limits& bounds, mess
 std::span<const std::byte> encode(msg_type type, std::uint32_t sequence, rank_t root, rank_t decided_by,
                                   const rank_ranges& contributors, std::span<const std::byte> value,
                                   std::vector<std::byte>& buffer) {
-    BTL_FT_ASSERT(type != msg_type::exchange && type != msg_type::greeting, "an exchange or greeting encoded with contributors");
+    BTL_FT_ASSERT(type != msg_type::exchange && type != msg_type::greeting,
+                  "an exchange or greeting encoded with contributors");
     const std::size_t varints = 5 + 2 * contributors.ranges().size();  // sequence, root, decided_by, count, length
     wire::codec::array_writer put(room(buffer, wire::header_bytes + wire::max_varint_bytes * varints + value.size()));
     put.header(magic0, magic1, version, static_cast<std::uint8_t>(type));

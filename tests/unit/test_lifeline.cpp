@@ -2,9 +2,9 @@
 // real processes and real signals: a holder killed by a signal, or one
 // with a last thread that exits, is known before the kernel has freed its
 // memory (its pidfd not yet readable) and makes way (its threads left are
-// SCHED_IDLE), and nothing else that cuts a lifeline (an exit without a
-// last thread, a holder thread that returns, an exec, letting go) is taken
-// for a death.
+// SCHED_IDLE), one killed as a whole makes way even before its cut, and
+// nothing else that cuts a lifeline (an exit without a last thread, a
+// holder thread that returns, an exec, letting go) is taken for a death.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -30,6 +30,8 @@ extern "C" {
 #include "comm_ft_detector_lifeline.h"
 #include "comm_ft_detector_proc_stat.h"
 }
+
+#include "cpu0_hog.hpp"
 
 namespace {
 
@@ -202,6 +204,7 @@ public:
     }
     int follow() const { return ompi_comm_ft_lifeline_follow(path_.c_str(), pid_, start_time_); }
     bool make_way() const { return ompi_comm_ft_lifeline_make_way(path_.c_str(), pid_, start_time_); }
+    int pin(const cpu_set_t &cpus) const { return sched_setaffinity(pid_, sizeof(cpus), &cpus); }
     bool threads_under(int policy) const { return threads_run_under(pid_, policy); }
     int last_thread_policy() const { return policy_of_thread(pid_, "btl_ft teardown"); }
     void go() const { EXPECT_EQ(1, write(go_, "g", 1)); }
@@ -251,6 +254,29 @@ TEST_F(Lifeline, OneFoundDyingMakesWayAndTheLivingDoNot)
     }
     ASSERT_TRUE(made_way) << "never found dying before it ended";
     EXPECT_TRUE(dying.threads_under(SCHED_IDLE));
+}
+
+// Killed as a whole, a holder is dying before its lifeline is cut: pinned
+// to the CPU a SCHED_FIFO thread holds, it cannot take the signal, and it
+// makes way all the same (the node watch passes it by as ended).
+TEST_F(Lifeline, OneKilledMakesWayBeforeItIsCut)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
+    HolderProcess holder(Holder::Main, 0);
+    ASSERT_EQ(0, holder.pin(cpu0()));
+    cpu0_hog hog;
+    if (!hog.holding()) GTEST_SKIP() << "no real-time scheduling here";
+    holder.kill_it();
+    const bool made_way = holder.make_way();
+    const bool idle = holder.threads_under(SCHED_IDLE);
+    const bool ended = holder.ended();
+    const bool hog_held = hog.holding();
+    hog.release();
+    EXPECT_TRUE(hog_held);
+    EXPECT_FALSE(ended) << "it ended while the hog held its CPU";
+    EXPECT_TRUE(made_way) << "killed as a whole, it was not found dying before its cut";
+    EXPECT_TRUE(idle);
+    EXPECT_TRUE(holder.ended(kBoundMs));
 }
 
 TEST_F(Lifeline, OneCutBeforeItIsFollowedIsToldAtOnce)

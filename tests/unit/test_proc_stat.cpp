@@ -28,6 +28,8 @@ extern "C" {
 #include "comm_ft_detector_proc_stat.h"
 }
 
+#include "cpu0_hog.hpp"
+
 namespace {
 
 std::string stat_path(pid_t pid)
@@ -255,50 +257,16 @@ TEST(ProcStat, FindsAThreadByNameAndReadsItsRunTime)
     EXPECT_EQ(OMPI_COMM_FT_PROC_STAT_UNREADABLE, ompi_comm_ft_proc_stat_run_time("/proc/self/task", &ns));
 }
 
-// CPU 0 alone, as an affinity mask.
-cpu_set_t cpu0()
-{
-    cpu_set_t first{};
-    CPU_ZERO(&first);
-    CPU_SET(0, &first);
-    return first;
-}
-
-// A SCHED_FIFO thread that holds CPU 0 for up to 200 ms (under the default
-// real-time limit of 950 ms a second), until released; holding() is false
-// where real-time scheduling is refused.
-struct cpu0_hog {
-    cpu0_hog()
-        : thread([this] {
-              const cpu_set_t first = cpu0();
-              sched_setaffinity(0, sizeof(first), &first);
-              sched_param top{};
-              top.sched_priority = 1;
-              if (0 != sched_setscheduler(0, SCHED_FIFO, &top)) return;
-              held.store(true);
-              const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
-              while (!stop.load() && std::chrono::steady_clock::now() < until) {
-              }
-          })
-    {
-        for (int tries = 0; tries < 1000 && !held.load(); ++tries) usleep(100);
-    }
-    ~cpu0_hog() { release(); }
-    bool holding() const { return held.load(); }
-    void release()
-    {
-        stop.store(true);
-        if (thread.joinable()) thread.join();
-    }
-    std::atomic<bool> held{false}, stop{false};
-    std::thread thread;
-};
-
 // What the witness's `starved` rests on: a thread that the kernel keeps
 // off the CPU shows R, and its CPU time does not grow. Here a SCHED_FIFO
-// thread holds the one CPU both are pinned to for 200 ms (under the
-// default real-time limit of 950 ms a second). Skipped without the right
-// to real-time scheduling, or with one CPU (the test's own thread must run).
+// thread holds the one CPU both are pinned to for up to 200 ms. The
+// kernel may still lend a starved thread a share (since Linux 6.12 its
+// fair server gives such threads up to 50 ms a second, in one piece when
+// they have waited long, as after other tests' hogs), so the victim is
+// read every 5 ms for 100 ms: some span must show it runnable with no CPU
+// time gained, as the witness's questions would. Skipped without the
+// right to real-time scheduling, or with one CPU (the test's own thread
+// must run).
 TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
 {
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
@@ -308,16 +276,21 @@ TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
     cpu0_hog hog;
     if (!hog.holding()) GTEST_SKIP() << "no real-time scheduling here";
     usleep(20000);  // the hog has the CPU: the victim waits on it
-    ompi_comm_ft_proc_stat_t fields;
-    const uint64_t before = victim.run_ns();
-    usleep(50000);
-    ASSERT_EQ(OMPI_COMM_FT_PROC_STAT_READ, ompi_comm_ft_proc_stat_read(victim.path("stat").c_str(), &fields));
-    const uint64_t after = victim.run_ns();
+    int starved_spans = 0;
+    uint64_t before = victim.run_ns();
+    for (int span = 0; span < 20; ++span) {
+        usleep(5000);
+        ompi_comm_ft_proc_stat_t fields{};
+        const bool read = OMPI_COMM_FT_PROC_STAT_READ
+                          == ompi_comm_ft_proc_stat_read(victim.path("stat").c_str(), &fields);
+        const uint64_t after = victim.run_ns();
+        starved_spans += read && 'R' == fields.state && after == before ? 1 : 0;
+        before = after;
+    }
     const bool hog_held = hog.holding();
     hog.release();
-    EXPECT_EQ('R', fields.state);
-    EXPECT_EQ(before, after) << "the victim ran while the hog held its CPU";
     EXPECT_TRUE(hog_held);
+    EXPECT_GT(starved_spans, 0) << "the victim ran in every 5 ms while the hog held its CPU";
     EXPECT_TRUE(victim.gains_run_time()) << "released, it did not run again";
 }
 

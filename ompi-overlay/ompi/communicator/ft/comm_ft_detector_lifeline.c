@@ -266,11 +266,11 @@ static bool thread_ending(const followed_t *followed, int32_t tid)
     }
 }
 
-/* Whether the process followed, still the one published, is dying: its
- * holder thread died of a signal, or its leading thread and its last
- * thread, which ends only with the process, are both ending. An exec
- * ends the last thread but not the leading one, which runs the new
- * program. */
+/* Whether the process followed, still the one published, is dying: it
+ * was killed as a whole, its holder thread died of a signal, or its
+ * leading thread and its last thread, which ends only with the process,
+ * are both ending. An exec ends the last thread but not the leading one,
+ * which runs the new program. */
 static bool dying(const followed_t *followed)
 {
     ompi_comm_ft_proc_stat_t fields;
@@ -486,10 +486,11 @@ bool ompi_comm_ft_lifeline_make_way(const char *path, uint64_t pid, uint64_t sta
     bool found_dying;
 
     take_up(&followed, path, pid, start_time);
-    /* cut: only the holder's exit (or exec) sets FUTEX_OWNER_DIED */
+    /* cut: only the holder's exit (or exec) sets FUTEX_OWNER_DIED; a
+     * process killed as a whole dies whether or not it was cut yet */
     found_dying = NULL != followed.page
                   && (0 != (__atomic_load_n(word_of(followed.page), __ATOMIC_ACQUIRE) & FUTEX_OWNER_DIED)
-                      || (ompi_comm_ft_proc_stat_killed(pid)))
+                      || ompi_comm_ft_proc_stat_killed(pid))
                   && dying(&followed);
     drop(&followed);
     if (found_dying) {
