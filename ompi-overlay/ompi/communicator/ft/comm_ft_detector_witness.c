@@ -280,7 +280,7 @@ static int state_of_process(const process_id_t *id, char *state)
     /* killed as a whole: it ends whether or not its threads get a CPU to
      * take the signal, and /proc/<pid>/stat cannot show it yet */
     if (fields.start_time != id->start_time || ompi_comm_ft_proc_stat_ended(&fields)
-        || (ompi_comm_ft_proc_stat_killed(id->pid))) {
+        || ompi_comm_ft_proc_stat_killed(id->pid)) {
         return BTL_FT_STATE_GONE;
     }
     if ('T' == *state || 't' == *state) {

@@ -18,8 +18,9 @@
 
 #if OPAL_ENABLE_FT_MPI
 
-/* Registers mpi_ft_survivors_radix (with the detector's variables), and
- * refuses an invalid value at MPI_Init with a message naming it. */
+/* Registers the mpi_ft_survivors_* variables (with the detector's), and
+ * refuses an invalid value at MPI_Init with a message naming it
+ * (comm_ft_survivors_params.c). */
 int ompi_comm_survivors_register_params(void);
 int ompi_comm_survivors_check_params(void);
 

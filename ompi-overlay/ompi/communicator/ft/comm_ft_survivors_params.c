@@ -35,13 +35,25 @@ static double survivors_latency_ratio = BTL_FT_SURVIVORS_DEFAULT_LATENCY_RATIO;
 /* -1: the default's (fast_path_bytes) */
 static long survivors_fast_max_bytes = -1;
 static bool survivors_preconnect = true;
-/* Open MPI refused its value (a bool it cannot read) and kept the default */
-static bool survivors_preconnect_rejected = false;
+/* the first variable whose value Open MPI itself refused (a bool it cannot
+ * read), keeping the default: MPI_Init stops at the check */
+static const char *rejected_variable = NULL;
+
+/* Registers mpi_ft_<name>, noting a value Open MPI refused. */
+static void register_variable(const char *name, const char *help, mca_base_var_type_t type, void *storage)
+{
+    int ret = mca_base_var_register("ompi", "mpi", "ft", name, help, type, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                    MCA_BASE_VAR_SCOPE_READONLY, storage);
+
+    if (0 > ret && OPAL_ERR_NOT_FOUND != ret && NULL == rejected_variable) {
+        rejected_variable = name;
+    }
+}
 
 int ompi_comm_survivors_register_params(void)
 {
-    int ret = mca_base_var_register(
-        "ompi", "mpi", "ft", "survivors_radix",
+    register_variable(
+        "survivors_radix",
         "Radix k of the k-nomial tree of MPIX_Comm_allreduce_survivors: a "
         "process has up to k-1 children per level of the tree, so a call "
         "takes about log_k(n) levels up and as many down, and a parent sends "
@@ -51,13 +63,9 @@ int ompi_comm_survivors_register_params(void)
         "mpi_ft_survivors_latency_ratio (a flat tree up to 8 processes at "
         "the default ratio, 8 at 64, 11 at 1024; ftsim allreduce simulates "
         "the same). Otherwise 2 to 65536. Must be the same in every process",
-        MCA_BASE_VAR_TYPE_UNSIGNED_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &survivors_radix);
-    if (0 > ret) {
-        return ret;
-    }
-    ret = mca_base_var_register(
-        "ompi", "mpi", "ft", "survivors_latency_ratio",
+        MCA_BASE_VAR_TYPE_UNSIGNED_INT, &survivors_radix);
+    register_variable(
+        "survivors_latency_ratio",
         "The network's ratio of a message's latency to its overhead at each "
         "end (L/o), by which a communicator chooses the radix of "
         "MPIX_Comm_allreduce_survivors when mpi_ft_survivors_radix is 0: the "
@@ -66,13 +74,9 @@ int ompi_comm_survivors_register_params(void)
         "processes, the fastest measured, and radix 14 at 16, within 8 % of "
         "the flat tree. From 0.01 to 10000; must be the same in every "
         "process",
-        MCA_BASE_VAR_TYPE_DOUBLE, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &survivors_latency_ratio);
-    if (0 > ret) {
-        return ret;
-    }
-    ret = mca_base_var_register(
-        "ompi", "mpi", "ft", "survivors_fast_max_bytes",
+        MCA_BASE_VAR_TYPE_DOUBLE, &survivors_latency_ratio);
+    register_variable(
+        "survivors_fast_max_bytes",
         "Values of MPIX_Comm_allreduce_survivors up to this many bytes, on "
         "communicators of up to 64 processes, first take a fast path while "
         "no failure is known: recursive doubling, log2(n) exchanges between "
@@ -87,13 +91,9 @@ int ompi_comm_survivors_register_params(void)
         "the tree. A communicator's first call agrees on the smallest "
         "bound its processes allow, since they must take the fast path all "
         "or none",
-        MCA_BASE_VAR_TYPE_LONG, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &survivors_fast_max_bytes);
-    if (0 > ret) {
-        return ret;
-    }
-    ret = mca_base_var_register(
-        "ompi", "mpi", "ft", "survivors_preconnect",
+        MCA_BASE_VAR_TYPE_LONG, &survivors_fast_max_bytes);
+    register_variable(
+        "survivors_preconnect",
         "Whether a communicator's first MPIX_Comm_allreduce_survivors opens "
         "the connections its repairs would use first, by one small message "
         "on each: from every process to its parent and its grandparent in "
@@ -103,9 +103,7 @@ int ompi_comm_survivors_register_params(void)
         "the repair's path: across 2 emulated nodes 2 serial crashes then "
         "cost about 1.5 times one crash, against 1.1 with them open. True by "
         "default",
-        MCA_BASE_VAR_TYPE_BOOL, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &survivors_preconnect);
-    survivors_preconnect_rejected = 0 > ret && OPAL_ERR_NOT_FOUND != ret;
+        MCA_BASE_VAR_TYPE_BOOL, &survivors_preconnect);
     return OMPI_SUCCESS;
 }
 
@@ -119,8 +117,8 @@ int ompi_comm_survivors_check_params(void)
 {
     const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
     char value[32];
-    if (survivors_preconnect_rejected) {
-        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, "survivors_preconnect");
+    if (NULL != rejected_variable) {
+        opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, rejected_variable);
         return OMPI_ERR_BAD_PARAM;
     }
     if (NULL != rule) {
