@@ -10,6 +10,8 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_period", "-1", "positive"),
     ("mpi_ft_detector_timeout", "0.05", "larger"),   # not larger than the period below
     ("mpi_ft_detector_probe_width", "9", "[1, 8]"),   # the core's range, under the MCA name
+    ("mpi_ft_detector_probe_width", "2x", "whole number"),  # Open MPI alone would read 2
+    ("mpi_ft_detector_seed", "abc", "whole number"),
     ("mpi_ft_detector_node_grace", "-0.1", "[0, 2^52]"),
     ("mpi_ft_detector_witness_patience", "-1", "[0, 2^52]"),
     ("mpi_ft_detector_ring_order", "spiral", "rank|node|shuffle"),
@@ -17,7 +19,10 @@ CASES = [  # (parameter, value, a word of what is accepted)
     ("mpi_ft_detector_watch_node", "maybe", "true|enabled"),
     ("mpi_ft_detector_transport", "verbs", "ucx|btl"),
     ("mpi_ft_survivors_radix", "1", "between 2 and 65536"),
+    ("mpi_ft_survivors_radix", "abc", "whole number"),  # Open MPI alone would read 0, the default
     ("mpi_ft_survivors_latency_ratio", "0", "from 0.01 to 10000"),
+    ("mpi_ft_survivors_latency_ratio", "ten", "a number"),
+    ("mpi_ft_survivors_fast_max_bytes", "512 bytes", "whole number"),
     ("mpi_ft_survivors_preconnect", "maybe", "true|enabled"),
 ]
 

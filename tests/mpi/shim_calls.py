@@ -4,7 +4,8 @@ they call none of each other,
 except the driver its queues, the UCX transport its flag (and its three
 files each other), the witness its lifelines, the conclusions the union,
 and anyone the log; the
-survivor allreduce's two files call none of them. Read from the undefined
+survivor allreduce's two files call none of them but the parameters' text,
+which the detector's parameters read too. Read from the undefined
 ompi_comm_ft_* symbols of each file's object in the patched build tree, so a
 call the rule forbids fails here whatever the code looks like."""
 import subprocess
@@ -18,7 +19,9 @@ ENTRIES = ("comm_ft_detector", "comm_ft_detector_join")
 ALLOWED = {
     "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
     "comm_ft_detector_queues": ("ompi_comm_ft_log",),
-    "comm_ft_detector_params": ("ompi_comm_ft_log",),
+    "comm_ft_detector_params": ("ompi_comm_ft_log", "ompi_comm_ft_param_text"),
+    # plain C: the text a user wrote for a numeric MCA variable
+    "comm_ft_param_text": (),
     # the transport's three files call each other (comm_ft_detector_ucx_internal.h)
     "comm_ft_detector_ucx": ("ompi_comm_ft_ucx_", "ompi_comm_ft_flag_", "ompi_comm_ft_log"),
     "comm_ft_detector_ucx_addresses": ("ompi_comm_ft_ucx_",),
@@ -36,7 +39,7 @@ ALLOWED = {
     "comm_ft_detector_conclusions": ("ompi_comm_ft_union_", "ompi_comm_ft_log"),
     # the survivor allreduce learns failures from ULFM, not from the detector
     "comm_ft_survivors": (),
-    "comm_ft_survivors_params": (),
+    "comm_ft_survivors_params": ("ompi_comm_ft_param_text",),
 }
 
 

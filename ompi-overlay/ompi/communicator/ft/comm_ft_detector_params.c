@@ -22,7 +22,6 @@
 
 #include "ompi_config.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -36,6 +35,7 @@
 
 #include "ompi/constants.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_param_text.h"
 
 /* beyond this a number of seconds has no int64 nanosecond value */
 #define SECONDS_REPRESENTABLE 9.0e9
@@ -337,34 +337,20 @@ static int show_invalid(const char *name, const char *value, const char *rule)
     return OMPI_ERR_BAD_PARAM;
 }
 
-/* The value as the user wrote it (mpirun -mca, OMPI_MCA_*), or NULL; `name`
- * is the full variable name, e.g. "mpi_ft_detector_period". */
-static const char *environment_text(const char *name)
-{
-    char env_name[128];
-
-    snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
-    return getenv(env_name);
-}
-
 /* Only that it is a number of seconds with a nanosecond value; whether it
- * is positive, or larger than the period, is the core's to say. Open MPI
- * turns "abc" into 0.0 without a word (strtod(src, NULL)), so the text
- * the user wrote, when the environment has it, is parsed again here. */
+ * is positive, or larger than the period, is the core's to say. The text
+ * the user wrote, when the environment has it, is read again: Open MPI
+ * turns "abc" into 0.0 without a word. */
 static int parse_seconds(const char *name, double seconds, int64_t *out_ns)
 {
-    const char *text = environment_text(name);
-    char shown[64], *end = NULL;
+    const char *text = ompi_comm_ft_param_text(name);
+    char shown[64];
 
     if (NULL != text) {
-        errno = 0;
-        seconds = strtod(text, &end);
-        while (' ' == *end || '\t' == *end) {
-            ++end;
-        }
-        if (end == text || '\0' != *end || 0 != errno) {
+        if (!ompi_comm_ft_param_text_is_real(text)) {
             return show_invalid(name, text, SECONDS_RULE);
         }
+        seconds = strtod(text, NULL);
     } else {
         snprintf(shown, sizeof(shown), "%g", seconds);
         text = shown;
@@ -373,6 +359,18 @@ static int parse_seconds(const char *name, double seconds, int64_t *out_ns)
         return show_invalid(name, text, SECONDS_RULE);
     }
     *out_ns = (int64_t) llround(seconds * 1e9);
+    return OMPI_SUCCESS;
+}
+
+/* A whole number as Open MPI read it, unless the text the user wrote is
+ * none (Open MPI reads "abc" as 0 and "2x" as 2); its range is the core's. */
+static int check_integer(const char *name)
+{
+    const char *text = ompi_comm_ft_param_text(name);
+
+    if (NULL != text && !ompi_comm_ft_param_text_is_integer(text)) {
+        return show_invalid(name, text, "must be a whole number");
+    }
     return OMPI_SUCCESS;
 }
 
@@ -403,10 +401,10 @@ static int parse_row(const var_row_t *row, ompi_comm_ft_detector_params_t *param
         return OMPI_SUCCESS;
     case VAR_UINT:
         *(uint32_t *) member = row->value.count;
-        return OMPI_SUCCESS;
+        return check_integer(name);
     case VAR_UINT64:
         *(uint64_t *) member = row->value.u64;
-        return OMPI_SUCCESS;
+        return check_integer(name);
     }
     return OMPI_ERR_BAD_PARAM;
 }
@@ -441,7 +439,7 @@ bool ompi_comm_ft_detector_params_want_ucx(void)
 /* A row's value as the user wrote it, when the environment has it. */
 static const char *row_text(const var_row_t *row, const char *name, char *buffer, size_t length)
 {
-    const char *text = environment_text(name);
+    const char *text = ompi_comm_ft_param_text(name);
 
     if (NULL != text) {
         return text;

@@ -22,6 +22,7 @@
 #include "opal/util/show_help.h"
 
 #include "ompi/communicator/ft/comm_ft_detector.h" /* OMPI_FT_DETECTOR_HELP_FILE */
+#include "ompi/communicator/ft/comm_ft_param_text.h"
 #include "ompi/communicator/ft/comm_ft_survivors.h"
 #include "ompi/communicator/ft/comm_ft_survivors_params.h"
 #include "ompi/runtime/params.h"
@@ -113,13 +114,34 @@ static int survivors_invalid(const char *name, const char *value, const char *ru
     return OMPI_ERR_BAD_PARAM;
 }
 
+/* The text the user wrote is a number, when the environment has it: Open
+ * MPI reads "abc" as 0 (here the radix and the bound's defaults) and "2x"
+ * as 2 without a word. */
+static int check_number_text(const char *name, bool whole)
+{
+    const char *text = ompi_comm_ft_param_text(name);
+
+    if (NULL == text || (whole ? ompi_comm_ft_param_text_is_integer(text)
+                               : ompi_comm_ft_param_text_is_real(text))) {
+        return OMPI_SUCCESS;
+    }
+    return survivors_invalid(name, text, whole ? "must be a whole number" : "must be a number");
+}
+
 int ompi_comm_survivors_check_params(void)
 {
     const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
     char value[32];
+    int ret;
+
     if (NULL != rejected_variable) {
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, rejected_variable);
         return OMPI_ERR_BAD_PARAM;
+    }
+    if (OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_radix", true))
+        || OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_latency_ratio", false))
+        || OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_fast_max_bytes", true))) {
+        return ret;
     }
     if (NULL != rule) {
         snprintf(value, sizeof(value), "%u", survivors_radix);

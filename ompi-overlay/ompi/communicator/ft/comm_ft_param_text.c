@@ -1,0 +1,59 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+#include "ompi_config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ompi/communicator/ft/comm_ft_param_text.h"
+
+const char *ompi_comm_ft_param_text(const char *name)
+{
+    char env_name[128];
+
+    snprintf(env_name, sizeof(env_name), "%s%s", OPAL_MCA_PREFIX, name);
+    return getenv(env_name);
+}
+
+static bool only_blanks(const char *end)
+{
+    return '\0' == end[strspn(end, " \t")];
+}
+
+bool ompi_comm_ft_param_text_is_integer(const char *text)
+{
+    char *end = NULL;
+
+    errno = 0;
+    /* unsigned where it can be: a 64-bit seed may be above INT64_MAX */
+    if (NULL != strchr(text, '-')) {
+        (void) strtoll(text, &end, 0);
+    } else {
+        (void) strtoull(text, &end, 0);
+    }
+    if (end == text || 0 != errno) {
+        return false;
+    }
+    if (NULL != strchr("kKmMgG", *end) && '\0' != *end) {
+        ++end;
+    }
+    return only_blanks(end);
+}
+
+bool ompi_comm_ft_param_text_is_real(const char *text)
+{
+    char *end = NULL;
+
+    errno = 0;
+    (void) strtod(text, &end);
+    return end != text && 0 == errno && only_blanks(end);
+}

@@ -1,0 +1,34 @@
+/*
+ * Copyright (c) 2026      The btl_ft authors.  All rights reserved.
+ * $COPYRIGHT$
+ *
+ * Additional copyrights may follow
+ *
+ * $HEADER$
+ */
+
+/*
+ * The text a user wrote for a numeric MCA variable of the detector or the
+ * survivor allreduce, read again. Open MPI reads "abc" as 0 and "2x" as 2
+ * without a word (strtoull and strtod with their ends unchecked), so a
+ * typo would run the job with a value nobody asked for. Only the
+ * environment keeps the text (mpirun --mca and OMPI_MCA_* both land
+ * there); a value from a parameter file is taken as Open MPI read it.
+ */
+
+#ifndef OMPI_COMM_FT_PARAM_TEXT_H
+#define OMPI_COMM_FT_PARAM_TEXT_H
+
+#include <stdbool.h>
+
+/* The value of `name` (the full name, e.g. "mpi_ft_survivors_radix") as
+ * the environment holds it, or NULL. */
+const char *ompi_comm_ft_param_text(const char *name);
+/* Whether `text` is a whole number as Open MPI reads one (decimal, 0x hex
+ * or 0 octal, optionally signed and followed by one of k, m, g), with only
+ * blanks after it. */
+bool ompi_comm_ft_param_text_is_integer(const char *text);
+/* Whether `text` is a number as strtod reads one, with only blanks after. */
+bool ompi_comm_ft_param_text_is_real(const char *text);
+
+#endif /* OMPI_COMM_FT_PARAM_TEXT_H */
