@@ -346,9 +346,25 @@ int btl_ft_on_heartbeat_word(btl_ft_detector_t* detector, int64_t now_ns, uint64
     return guarded(detector, [&] { detector->core->on_heartbeat_word(now_ns, word); });
 }
 
+namespace {
+btl_ft::failure_kind reported_kind(int kind) {
+    return kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable;
+}
+}  // namespace
+
 int btl_ft_report_failure(btl_ft_detector_t* detector, int64_t now_ns, uint32_t rank, int kind) {
-    const auto reported = kind == BTL_FT_CRASHED ? btl_ft::failure_kind::crashed : btl_ft::failure_kind::unreachable;
-    return guarded(detector, [&] { detector->core->report_failure(now_ns, rank, reported); });
+    return guarded(detector, [&] { detector->core->report_failure(now_ns, rank, reported_kind(kind)); });
+}
+
+int btl_ft_report_failures(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* ranks, const int* kinds,
+                           size_t count) {
+    return guarded(detector, [&] {
+        std::vector<btl_ft::detector::failure_report> reports(count);
+        for (size_t i = 0; i < count; ++i) {
+            reports[i] = {ranks[i], reported_kind(kinds[i])};
+        }
+        detector->core->report_failures(now_ns, reports);
+    });
 }
 
 int btl_ft_on_shrunk(btl_ft_detector_t* detector, int64_t now_ns, const uint32_t* members, size_t count) {

@@ -210,36 +210,52 @@ void detector::on_heartbeat_word(time_ns now, std::uint64_t word) {
 }
 
 void detector::report_failure(time_ns now, rank_t rank, failure_kind kind) {
+    const failure_report one[] = {{rank, kind}};
+    report_failures(now, one);
+}
+
+void detector::report_failures(time_ns now, std::span<const failure_report> reports) {
     call_guard guard(*state_, now);
     state& s = *state_;
-    if (s.stopped || rank >= s.config.size || rank == s.self()) {
-        return;
+    bool notify = false;
+    std::vector<rank_t> failed;
+    for (const failure_report& report : reports) {
+        const rank_t rank = report.rank;
+        if (s.stopped) {
+            return;
+        }
+        if (rank >= s.config.size || rank == s.self()) {
+            continue;
+        }
+        if (report.kind == failure_kind::crashed && s.dead.contains(rank)) {
+            s.confirm_crash(rank);
+            s.check_quorum(now);
+            continue;
+        }
+        const bool observed = rank == s.emitter;
+        if (!s.mark_failed(now, rank, report.kind)) {
+            continue;
+        }
+        // This process observes it: it is the one to fence it, as if its own
+        // timeout had found it (a transport error may name a live process).
+        // A process seen ending needs no fence.
+        if (observed && report.kind != failure_kind::crashed) {
+            const rank_t fenced[] = {rank};
+            s.out.on_suspected(fenced);
+        }
+        if (s.check_quorum(now)) {
+            return;
+        }
+        s.fix_neighbours(now, true);
+        notify = notify || observed || !s.runtime_told_everyone(rank, report.kind);
+        failed.push_back(rank);
     }
-    if (kind == failure_kind::crashed && s.dead.contains(rank)) {
-        s.confirm_crash(rank);
-        s.check_quorum(now);
-        return;
-    }
-    const bool observed = rank == s.emitter;
-    if (!s.mark_failed(now, rank, kind)) {
-        return;
-    }
-    // This process observes it: it is the one to fence it, as if its own
-    // timeout had found it (a transport error may name a live process).
-    // A process seen ending needs no fence.
-    if (observed && kind != failure_kind::crashed) {
-        const rank_t fenced[] = {rank};
-        s.out.on_suspected(fenced);
-    }
-    if (s.check_quorum(now)) {
-        return;
-    }
-    s.fix_neighbours(now, true);
-    if (observed || !s.runtime_told_everyone(rank, kind)) {
+    if (notify) {
         s.broadcast(now, {});
     }
-    const rank_t failed[] = {rank};
-    s.report(failed);
+    if (!failed.empty()) {
+        s.report(failed);
+    }
 }
 
 void detector::on_shrunk(time_ns now, std::span<const rank_t> members) {

@@ -85,6 +85,53 @@ TEST(DetectorFaults, ReportFailureEverywhereCostsOneFloodNotOnePerProcess) {
     EXPECT_LT(forwarded, 31u * 12u);  // ~2 log n each, started; a flood per process would be 31x more
 }
 
+// Node-mates killed together are found in one look (the node watch passes
+// from one ended process to the next): one notice names them all, where a
+// call each sends a wave of notices per failure.
+TEST(DetectorFaults, FailuresReportedTogetherTakeOneNotice) {
+    const auto notice_messages = [](fake_net& net) {
+        std::uint64_t sent = 0;
+        for (rank_t rank = 0; rank < net.size(); ++rank) {
+            sent += net.at(rank).stats().notice_messages_sent;
+        }
+        return sent;
+    };
+    fake_net together({.size = 16});
+    fake_net one_by_one({.size = 16});
+    for (fake_net* net : {&together, &one_by_one}) {
+        net->start_all();
+        net->run_until(200 * ms);
+        net->crash(4);
+        net->crash(5);
+    }
+    const detector::failure_report both[] = {{4, failure_kind::crashed}, {5, failure_kind::crashed}};
+    together.at(3).report_failures(together.now(), both);
+    one_by_one.at(3).report_failure(one_by_one.now(), 4, failure_kind::crashed);
+    one_by_one.at(3).report_failure(one_by_one.now(), 5, failure_kind::crashed);
+    EXPECT_EQ(together.at(3).stats().notices_started, 1u);
+    EXPECT_EQ(one_by_one.at(3).stats().notices_started, 2u);
+    for (fake_net* net : {&together, &one_by_one}) {
+        net->run_until(210 * ms);
+        EXPECT_TRUE(net->survivors_agree({4, 5}));
+        for (rank_t rank = 0; rank < net->size(); ++rank) {
+            if (rank != 4 && rank != 5) {
+                EXPECT_EQ(net->at(rank).kind_of(5), failure_kind::crashed) << rank;
+            }
+        }
+    }
+    EXPECT_LT(notice_messages(together), notice_messages(one_by_one));
+    // a report naming this process or a rank out of range is skipped, not the batch
+    fake_net net({.size = 8});
+    net.start_all();
+    net.run_until(200 * ms);
+    net.crash(6);
+    const detector::failure_report odd[] = {{2, failure_kind::crashed}, {99, failure_kind::crashed},
+                                            {6, failure_kind::crashed}};
+    net.at(2).report_failures(net.now(), odd);
+    net.run_until(210 * ms);
+    EXPECT_TRUE(net.survivors_agree({6}));
+}
+
 TEST(DetectorFaults, FalseSuspicionStopsTheSuspectOnly) {
     fake_net net({.size = 8});
     net.start_all();

@@ -243,6 +243,10 @@ int btl_ft_on_message(btl_ft_detector_t *detector, int64_t now_ns, uint32_t from
 int btl_ft_on_heartbeat_word(btl_ft_detector_t *detector, int64_t now_ns, uint64_t word);
 /* kind: enum btl_ft_failure_kind */
 int btl_ft_report_failure(btl_ft_detector_t *detector, int64_t now_ns, uint32_t rank, int kind);
+/* failures learnt together: one notice names them all (see
+ * detector::report_failures) */
+int btl_ft_report_failures(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *ranks,
+                           const int *kinds, size_t count);
 /* a shrink completed with these world ranks as members (see detector::on_shrunk) */
 int btl_ft_on_shrunk(btl_ft_detector_t *detector, int64_t now_ns, const uint32_t *members, size_t count);
 /* leaving_too (may be NULL): processes leaving at the same moment (see

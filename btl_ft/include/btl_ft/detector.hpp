@@ -302,6 +302,14 @@ public:
     // ended), `unreachable` from a transport error. A crash report for a
     // rank already failed confirms it (see detector_quorum.cpp).
     void report_failure(time_ns now, rank_t rank, failure_kind kind = failure_kind::unreachable);
+    struct failure_report {
+        rank_t rank;
+        failure_kind kind;
+    };
+    // Failures learnt together (node-mates found ended in one look): as
+    // many report_failure() calls, but one notice names them all, where
+    // one call each would send a wave of notices per failure.
+    void report_failures(time_ns now, std::span<const failure_report> reports);
     // A shrink that every process this one believes alive took part in
     // completed with `members` (world ranks): each of them answered, so
     // the failures known so far are settled and stop counting toward the

@@ -250,14 +250,24 @@ void ompi_comm_ft_driver_recall_join(void)
  * One step of the core, core lock held.
  */
 
+/* Reports queued together go to the core together, so that one notice
+ * names them all: node-mates killed at once are found in one look. */
+#define REPORT_BATCH 64
+
 static void drain_reports(int64_t now)
 {
-    uint32_t rank;
-    int kind;
+    uint32_t ranks[REPORT_BATCH];
+    int kinds[REPORT_BATCH];
+    size_t count;
 
-    while (ompi_comm_ft_queues_pop_report(&rank, &kind)) {
-        btl_ft_report_failure(driver.core, now, rank, kind);
-    }
+    do {
+        for (count = 0; count < REPORT_BATCH && ompi_comm_ft_queues_pop_report(&ranks[count], &kinds[count]);
+             ++count) {
+        }
+        if (0 < count) {
+            btl_ft_report_failures(driver.core, now, ranks, kinds, count);
+        }
+    } while (REPORT_BATCH == count);
 }
 
 static void drain_inbox(int64_t now)
