@@ -13,12 +13,13 @@ bound. Before PRRTE patch 0059 and OpenPMIx patch 0058, rank 0 and the
 child waited in PMIx_Connect until their deadlines: the server counted
 the dead parent in the connect, as nothing told it of the death.
 
-Not asserted, and known: the child's MPI_Init does not return. Its
-connect succeeds, and it then waits for rank 0's half of the new
-communicator's ID, which rank 0, its spawn failed, never gives: Open MPI
-waits 600 s for it (ompi_comm_allreduce_pmix_reduce_complete). The
-child's own deadline (15 s) ends it; the same happens without a forked
-process. The run's line says how the child ended.
+The child's MPI_Init must end too, long before its own deadline (15 s),
+with the message naming why: its connect succeeds, and it then waits for
+rank 0's half of the new communicator's ID, which rank 0, its spawn
+failed, never gives. Open MPI waited 600 s for it
+(ompi_comm_allreduce_pmix_reduce_complete); since Open MPI patch 0060 the
+wait ends once the runtime's process table shows rank 1 ended. The run's
+line says how the child ended.
 """
 import argparse
 import sys
@@ -27,6 +28,7 @@ from mpijobs import checks, launch, mpicmd
 
 MCA = {"mpi_ft_detector_period": 0.01, "mpi_ft_detector_timeout": 0.05}
 DEADLINE_S = 15
+CHILD_GAVE_UP = "a process of the other side ended during the connect"
 
 
 def check(run):
@@ -35,6 +37,11 @@ def check(run):
     if not any("spawn" in r for r in run.records):
         return ["rank 0's MPI_Comm_spawn never returned: "
                 + "; ".join(r["error"] for r in run.records if r.get("rank") == 0 and "error" in r)]
+    stuck = [r["error"] for r in run.records if r.get("rank") == -1 and "error" in r]
+    if stuck:
+        return [f"the child did not leave MPI_Init: {stuck[0]}"]
+    if not any(r.get("child") for r in run.records) and CHILD_GAVE_UP not in run.output:
+        return ["the child's MPI_Init neither returned nor said why it failed"]
     return []
 
 
@@ -54,6 +61,8 @@ def main():
             outcomes = [f"rank 0's spawn: {r['spawn']} after {r['ms']:.0f} ms" for r in run.records if "spawn" in r]
             outcomes += [f"the child's MPI_Init: {r['init']}" for r in run.records if r.get("child")]
             outcomes += [f"the child: {r['error']}" for r in run.records if r.get("rank") == -1]
+            if CHILD_GAVE_UP in run.output:
+                outcomes.append(f"the child's MPI_Init: failed, saying {CHILD_GAVE_UP}")
             print(f"run {i + 1}: {'; '.join(outcomes) or 'nothing returned'}", flush=True)
             yield f"run {i + 1}", run, check(run)
     return checks.verdict_of_cases("a parent lost during a spawn no longer holds up the other", cases())
