@@ -244,7 +244,7 @@ void detector::report_failures(time_ns now, std::span<const failure_report> repo
             s.out.on_suspected(fenced);
         }
         if (s.check_quorum(now)) {
-            return;
+            return;  // this process stops: what the call found goes no further
         }
         s.fix_neighbours(now, true);
         notify = notify || observed || !s.runtime_told_everyone(rank, report.kind);

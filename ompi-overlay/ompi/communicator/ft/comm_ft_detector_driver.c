@@ -261,8 +261,9 @@ static void drain_reports(int64_t now)
     size_t count;
 
     do {
-        for (count = 0; count < REPORT_BATCH && ompi_comm_ft_queues_pop_report(&ranks[count], &kinds[count]);
-             ++count) {
+        count = 0;
+        while (count < REPORT_BATCH && ompi_comm_ft_queues_pop_report(&ranks[count], &kinds[count])) {
+            ++count;
         }
         if (0 < count) {
             btl_ft_report_failures(driver.core, now, ranks, kinds, count);
