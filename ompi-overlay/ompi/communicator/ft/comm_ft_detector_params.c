@@ -329,14 +329,6 @@ int ompi_comm_ft_detector_params_register(void)
     return OMPI_SUCCESS;
 }
 
-/* `rule`: what the value must be, as the core words it ("must be positive") */
-static int show_invalid(const char *name, const char *value, const char *rule)
-{
-    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name,
-                   NULL == value ? "(empty)" : value, rule);
-    return OMPI_ERR_BAD_PARAM;
-}
-
 /* Only that it is a number of seconds with a nanosecond value; whether it
  * is positive, or larger than the period, is the core's to say. The text
  * the user wrote, when the environment has it, is read again: Open MPI
@@ -347,30 +339,17 @@ static int parse_seconds(const char *name, double seconds, int64_t *out_ns)
     char shown[64];
 
     if (NULL != text) {
-        if (!ompi_comm_ft_param_text_is_real(text)) {
-            return show_invalid(name, text, SECONDS_RULE);
+        if (!ompi_comm_ft_param_text_is_real(text, &seconds)) {
+            return ompi_comm_ft_param_text_invalid(name, text, SECONDS_RULE);
         }
-        seconds = strtod(text, NULL);
     } else {
         snprintf(shown, sizeof(shown), "%g", seconds);
         text = shown;
     }
     if (!isfinite(seconds) || fabs(seconds) > SECONDS_REPRESENTABLE) {
-        return show_invalid(name, text, SECONDS_RULE);
+        return ompi_comm_ft_param_text_invalid(name, text, SECONDS_RULE);
     }
     *out_ns = (int64_t) llround(seconds * 1e9);
-    return OMPI_SUCCESS;
-}
-
-/* A whole number as Open MPI read it, unless the text the user wrote is
- * none (Open MPI reads "abc" as 0 and "2x" as 2); its range is the core's. */
-static int check_integer(const char *name)
-{
-    const char *text = ompi_comm_ft_param_text(name);
-
-    if (NULL != text && !ompi_comm_ft_param_text_is_integer(text)) {
-        return show_invalid(name, text, "must be a whole number");
-    }
     return OMPI_SUCCESS;
 }
 
@@ -396,15 +375,15 @@ static int parse_row(const var_row_t *row, ompi_comm_ft_detector_params_t *param
     case VAR_WORD:
         if (NULL == row->value.word || 0 != row->parse(row->value.word, (int *) member)) {
             snprintf(rule, sizeof(rule), "must be one of %s", row->words);
-            return show_invalid(name, row->value.word, rule);
+            return ompi_comm_ft_param_text_invalid(name, row->value.word, rule);
         }
         return OMPI_SUCCESS;
     case VAR_UINT:
         *(uint32_t *) member = row->value.count;
-        return check_integer(name);
+        return ompi_comm_ft_param_text_check_number(name, true); /* its range is the core's */
     case VAR_UINT64:
         *(uint64_t *) member = row->value.u64;
-        return check_integer(name);
+        return ompi_comm_ft_param_text_check_number(name, true); /* its range is the core's */
     }
     return OMPI_ERR_BAD_PARAM;
 }
@@ -476,7 +455,7 @@ int ompi_comm_ft_detector_params_check(const btl_ft_config_t *config)
     for (int i = 0; i < ROW_COUNT; ++i) {
         if (rows[i].field == field) {
             snprintf(name, sizeof(name), "mpi_ft_%s", rows[i].name);
-            return show_invalid(name, row_text(&rows[i], name, shown, sizeof(shown)), rule);
+            return ompi_comm_ft_param_text_invalid(name, row_text(&rows[i], name, shown, sizeof(shown)), rule);
         }
     }
     /* a member no variable sets: the shim's own mistake */

@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ompi/communicator/ft/comm_ft_detector.h"
 #include "ompi/communicator/ft/comm_ft_param_text.h"
+#include "ompi/constants.h"
+#include "opal/util/show_help.h"
 
 const char *ompi_comm_ft_param_text(const char *name)
 {
@@ -49,11 +52,30 @@ bool ompi_comm_ft_param_text_is_integer(const char *text)
     return only_blanks(end);
 }
 
-bool ompi_comm_ft_param_text_is_real(const char *text)
+bool ompi_comm_ft_param_text_is_real(const char *text, double *value)
 {
     char *end = NULL;
 
     errno = 0;
-    (void) strtod(text, &end);
+    *value = strtod(text, &end);
     return end != text && 0 == errno && only_blanks(end);
+}
+
+int ompi_comm_ft_param_text_invalid(const char *name, const char *value, const char *rule)
+{
+    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name,
+                   NULL == value ? "(empty)" : value, rule);
+    return OMPI_ERR_BAD_PARAM;
+}
+
+int ompi_comm_ft_param_text_check_number(const char *name, bool whole)
+{
+    const char *text = ompi_comm_ft_param_text(name);
+    double ignored;
+
+    if (NULL == text || (whole ? ompi_comm_ft_param_text_is_integer(text)
+                               : ompi_comm_ft_param_text_is_real(text, &ignored))) {
+        return OMPI_SUCCESS;
+    }
+    return ompi_comm_ft_param_text_invalid(name, text, whole ? "must be a whole number" : "must be a number");
 }

@@ -108,26 +108,6 @@ int ompi_comm_survivors_register_params(void)
     return OMPI_SUCCESS;
 }
 
-static int survivors_invalid(const char *name, const char *value, const char *rule)
-{
-    opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "invalid-value", true, name, value, rule);
-    return OMPI_ERR_BAD_PARAM;
-}
-
-/* The text the user wrote is a number, when the environment has it: Open
- * MPI reads "abc" as 0 (here the radix and the bound's defaults) and "2x"
- * as 2 without a word. */
-static int check_number_text(const char *name, bool whole)
-{
-    const char *text = ompi_comm_ft_param_text(name);
-
-    if (NULL == text || (whole ? ompi_comm_ft_param_text_is_integer(text)
-                               : ompi_comm_ft_param_text_is_real(text))) {
-        return OMPI_SUCCESS;
-    }
-    return survivors_invalid(name, text, whole ? "must be a whole number" : "must be a number");
-}
-
 int ompi_comm_survivors_check_params(void)
 {
     const char *rule = btl_ft_survivors_radix_problem(survivors_radix);
@@ -138,23 +118,25 @@ int ompi_comm_survivors_check_params(void)
         opal_show_help(OMPI_FT_DETECTOR_HELP_FILE, "rejected-by-mca", true, rejected_variable);
         return OMPI_ERR_BAD_PARAM;
     }
-    if (OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_radix", true))
-        || OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_latency_ratio", false))
-        || OMPI_SUCCESS != (ret = check_number_text("mpi_ft_survivors_fast_max_bytes", true))) {
+    /* Open MPI reads "abc" as 0 (here the radix's and the bound's defaults)
+     * and "2x" as 2 without a word */
+    if (OMPI_SUCCESS != (ret = ompi_comm_ft_param_text_check_number("mpi_ft_survivors_radix", true))
+        || OMPI_SUCCESS != (ret = ompi_comm_ft_param_text_check_number("mpi_ft_survivors_latency_ratio", false))
+        || OMPI_SUCCESS != (ret = ompi_comm_ft_param_text_check_number("mpi_ft_survivors_fast_max_bytes", true))) {
         return ret;
     }
     if (NULL != rule) {
         snprintf(value, sizeof(value), "%u", survivors_radix);
-        return survivors_invalid("mpi_ft_survivors_radix", value, rule);
+        return ompi_comm_ft_param_text_invalid("mpi_ft_survivors_radix", value, rule);
     }
     rule = btl_ft_survivors_latency_ratio_problem(survivors_latency_ratio);
     if (NULL != rule) {
         snprintf(value, sizeof(value), "%g", survivors_latency_ratio);
-        return survivors_invalid("mpi_ft_survivors_latency_ratio", value, rule);
+        return ompi_comm_ft_param_text_invalid("mpi_ft_survivors_latency_ratio", value, rule);
     }
     if (-1 > survivors_fast_max_bytes) {
         snprintf(value, sizeof(value), "%ld", survivors_fast_max_bytes);
-        return survivors_invalid("mpi_ft_survivors_fast_max_bytes", value,
+        return ompi_comm_ft_param_text_invalid("mpi_ft_survivors_fast_max_bytes", value,
                                  "must be -1 (chosen for each communicator), 0 or a number of bytes");
     }
     return OMPI_SUCCESS;
