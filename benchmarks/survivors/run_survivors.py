@@ -43,11 +43,19 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            radixes 4 and 8 failure-free, and every fault case.
            Every configuration runs with mpi_yield_when_idle, stock without
            coll/han (common.across_nodes_mca).
---parts runs some of the four, --setups some of the nodes part's setups;
+  serial   the target of 2 serial crashes at most 1.2 times 1 crash, for
+           the survivor allreduce at 8 ranks: the 3 runs per cell of the
+           faults part cannot resolve it (one slow draw of the scheduler
+           moves a median by a third), so 1 crash and 2 serial, before and
+           during the call, on this host and across 2 and 3 nodes, each
+           run SERIAL_REPS times in a shuffled order per round; the report
+           gives the ratio of the medians with a bootstrap 95 % interval.
+--parts runs some of the five, --setups some of the nodes part's setups;
 the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -68,7 +76,8 @@ DEADLINE_S = 30
 # holding the stage for 30 s.
 STOCK_ACROSS_NODES_DEADLINE_S = 5
 ONE_HOST = "1 host"
-PARTS = ("latency", "instructions", "faults", "nodes")
+PARTS = ("latency", "instructions", "faults", "nodes", "serial")
+SERIAL_REPS = 20  # per cell; quick: 3
 INSTRUCTION_ITERATIONS = 20000
 NODE_SETUPS = {"2 nodes": 2, "3 nodes": 3}
 NODE_RANKS = 8
@@ -196,7 +205,7 @@ def instructions(sink, reps):
             common.progress(f"survivors instructions {size} B rep {rep + 1}: {shown}")
 
 
-def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep):
+def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep, part="faults"):
     label, config, program_recovery = recovery
     name = config or stock_config(kind)
     variant, mca = common.config_mca(name, ETA, DELTA)
@@ -215,7 +224,7 @@ def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep):
     complete = len(done) == len(survivors) and len(injected) == len(victims)
     consistent = complete and len(values) == 1
     ms = (max(d["done_ns"] for d in done.values()) - min(injected)) / 1e6 if complete else None
-    sink.write({"benchmark": "survivors", "part": "faults", "setup": setup, "ranks": np, "case": case,
+    sink.write({"benchmark": "survivors", "part": part, "setup": setup, "ranks": np, "case": case,
                 "victims": victims, "kind": kind, "when": when, "recovery": label, "config": name, "rep": rep,
                 "ms": ms, "complete": complete, "consistent": consistent,
                 # the idiom's shrunk result holds exactly the survivors; the survivor
@@ -241,6 +250,23 @@ def faults(sink, setup, np, reps, cases, kinds, whens):
                         shown = "blocked" if ms is None else f"{ms:.1f} ms" + ("" if consistent else " INCONSISTENT")
                         common.progress(f"survivors {setup} {np} ranks {case} {kind} {when} {recovery[0]}: {shown}",
                                         done, total)
+
+
+def serial(sink, setups, reps):
+    """1 crash and 2 serial crashes, survivor allreduce, before and during
+    the call, every cell once per round in a shuffled (seeded) order."""
+    survivors = next(r for r in RECOVERIES if r[2] == "survivors")
+    victims = {case: v for case, v, _ in CASES}
+    cells = [(setup, case, when) for setup in setups for case in ("1 fault", "2 serial")
+             for when in ("before", "during")]
+    rng = random.Random(0)
+    for rep in range(reps):
+        rng.shuffle(cells)
+        for done, (setup, case, when) in enumerate(cells, start=rep * len(cells) + 1):
+            ms, consistent = fault_run(sink, setup, NODE_RANKS, case, victims[case], "crash", when, survivors,
+                                       rep, part="serial")
+            shown = "blocked" if ms is None else f"{ms:.1f} ms" + ("" if consistent else " INCONSISTENT")
+            common.progress(f"survivors serial {setup} {case} {when}: {shown}", done, reps * len(cells))
 
 
 def nodes_available(sink):
@@ -278,10 +304,14 @@ def main(argv):
     if "faults" in parts:
         for np in (8,) if options.quick else (8, 16):
             faults(sink, ONE_HOST, np, reps, cases, ("crash", "hang"), ("before", "during"))
-    if "nodes" in parts and nodes_available(sink):
+    across = ("nodes" in parts or "serial" in parts) and nodes_available(sink)
+    if "nodes" in parts and across:
         latency(sink, [(setup, NODE_RANKS, configurations(NODE_RADIXES)) for setup in setups], reps)
         for setup in setups:
             faults(sink, setup, NODE_RANKS, reps, cases, ("crash", "hang"), ("before", "during"))
+    if "serial" in parts:
+        serial(sink, [ONE_HOST] + (setups if across else []),
+               options.reps or (3 if options.quick else SERIAL_REPS))
     return 0
 
 
@@ -293,6 +323,8 @@ def measured_again(record, parts, setups):
 
 def part_of(record):
     """Which of PARTS measured a record (those from before setups: one host)."""
+    if record["part"] == "serial":
+        return "serial"
     if record.get("setup", ONE_HOST) != ONE_HOST or record["part"] == "nodes":
         return "nodes"
     return record["part"]
