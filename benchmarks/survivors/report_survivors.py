@@ -178,9 +178,11 @@ def section(table, fmt):
               "stock runs it with its defaults for a crash and its heartbeat detector for a hang. "
               "Seed 001's own numbers come from 2 s keep-alive timeouts.\n\n"
             + _faults(faults, table, fmt)
-            + ("\n\nThe target of 2 serial crashes at most 1.2 times one crash, resolved (the serial part): "
+            + ("\n\nThe target of 2 serial crashes at most 1.2 times one crash, with more runs than the table "
+               "above (the serial part): "
                "the survivor allreduce at 8 ranks, 1 crash (rank 5) and 2 serial (4 and its child 5), "
                "every cell once per round in a shuffled order, the ratio of the medians with a bootstrap "
-               "95 % interval (resampling both cells).\n\n"
+               "95 % interval (resampling both cells). Batches a few minutes apart differ by more than these "
+               "intervals on this shared 2-core VM (docs/survivor-allreduce.md).\n\n"
                + _serial(serial, table, fmt) if serial else "")
             + f"\n\nMeasured on {', '.join(measured)}.")
