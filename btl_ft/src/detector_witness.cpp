@@ -15,14 +15,15 @@
 //            respawn jobs at once on 2 cores, an observer woken a second
 //            late declared a starved emitter without asking);
 //   starved: running, and its detector was runnable but got no CPU since
-//            the witness last looked: as running, and the silence since
-//            that look does not count either. In about 3,000 runs of the
-//            same stress, 3 emitters were declared after the patience
-//            while their detector thread, runnable, never ran for over a
-//            second. The scheduler starves a thread of normal policy for
-//            a bounded time (real-time tasks get at most 95% of a CPU by
-//            default), so only a wedged detector (asleep, or running and
-//            sending nothing) stays silent past the patience;
+//            the witness last looked (or has not started yet): as running,
+//            and the silence since that look does not count either. In
+//            about 3,000 runs of the same stress, 3 emitters were
+//            declared after the patience while their detector thread,
+//            runnable, never ran for over a second. The scheduler
+//            starves a thread of normal policy for a bounded time
+//            (real-time tasks get at most 95% of a CPU by default), so
+//            only a wedged detector (asleep, or running and sending
+//            nothing) stays silent past the patience;
 //   stopped or gone: a hang or a crash, declared when the silence reaches
 //            the timeout, without waiting out the PROBE's window;
 //   unknown: the PROBE alone decides, as without witnesses.

@@ -4,7 +4,8 @@
 // spaces and parentheses, one killed and not yet reaped, one reaped, the
 // signals pending for one thread, one killed and not yet run, and one
 // whose leading thread exited;
-// and threads found by name, their CPU time, and one denied the CPU.
+// and threads found by name, their CPU time, one denied the CPU, and a
+// look at one: ran, starved (also when it never ran), missing.
 #include <gtest/gtest.h>
 
 #include <pthread.h>
@@ -292,6 +293,71 @@ TEST(ProcStat, AThreadDeniedTheCpuIsRunnableAndGainsNoRunTime)
     EXPECT_TRUE(hog_held);
     EXPECT_GT(starved_spans, 0) << "the victim ran in every 5 ms while the hog held its CPU";
     EXPECT_TRUE(victim.gains_run_time()) << "released, it did not run again";
+}
+
+// A look at a named thread: asleep or gaining CPU time it ran, looked for
+// by a name no thread has it is missing, and once it has exited it is
+// missing again, to be looked for afresh.
+TEST(ProcStat, ALookAtAThreadSaysWhetherItRan)
+{
+    ompi_comm_ft_thread_look_t look{};
+    EXPECT_EQ(OMPI_COMM_FT_THREAD_MISSING, ompi_comm_ft_proc_stat_look_at_thread(getpid(), "nobody", &look));
+    EXPECT_EQ(0, look.tid);
+    {
+        named_thread sleeper("ft sleeper", false);
+        EXPECT_EQ(OMPI_COMM_FT_THREAD_RAN,
+                  ompi_comm_ft_proc_stat_look_at_thread(getpid(), "ft sleeper", &look));
+        EXPECT_EQ(sleeper.tid.load(), look.tid);
+        EXPECT_TRUE(look.looked);
+        EXPECT_EQ(OMPI_COMM_FT_THREAD_RAN,
+                  ompi_comm_ft_proc_stat_look_at_thread(getpid(), "ft sleeper", &look));
+    }
+    EXPECT_EQ(OMPI_COMM_FT_THREAD_MISSING, ompi_comm_ft_proc_stat_look_at_thread(getpid(), "ft sleeper", &look));
+    EXPECT_EQ(0, look.tid);
+    EXPECT_FALSE(look.looked);
+}
+
+// A thread made while its only CPU is held has never run: starved at the
+// first look, with no look before to compare with (a witness's first
+// question about a detector thread the kernel had not run for a second,
+// in a double-load stress). Its maker names it, as the driver does, so it
+// is found before it runs. Looked at again once released, it ran. Skipped
+// as the test above is.
+TEST(ProcStat, AThreadThatNeverRanIsStarvedAtTheFirstLook)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU";
+    cpu0_hog hog;
+    if (!hog.holding()) GTEST_SKIP() << "no real-time scheduling here";
+    const cpu_set_t first = cpu0();
+    pthread_attr_t attr;
+    ASSERT_EQ(0, pthread_attr_init(&attr));
+    ASSERT_EQ(0, pthread_attr_setaffinity_np(&attr, sizeof(first), &first));
+    static std::atomic<bool> ran, stop;
+    ran.store(false);
+    stop.store(false);
+    pthread_t thread;
+    ASSERT_EQ(0, pthread_create(&thread, &attr, [](void *) -> void * {
+                  ran.store(true);
+                  while (!stop.load()) usleep(1000);
+                  return nullptr;
+              }, nullptr));
+    pthread_attr_destroy(&attr);
+    EXPECT_EQ(0, pthread_setname_np(thread, "ft newborn"));
+    ompi_comm_ft_thread_look_t look{};
+    const ompi_comm_ft_thread_seen_t seen = ompi_comm_ft_proc_stat_look_at_thread(getpid(), "ft newborn", &look);
+    const bool ran_before_the_look = ran.load();
+    const bool hog_held = hog.holding();
+    hog.release();
+    EXPECT_TRUE(hog_held);
+    EXPECT_FALSE(ran_before_the_look) << "the hog did not keep the new thread off its CPU";
+    EXPECT_EQ(OMPI_COMM_FT_THREAD_STARVED, seen);
+    EXPECT_EQ(0u, look.run_ns);
+    for (int tries = 0; tries < 200 && !ran.load(); ++tries) usleep(1000);
+    EXPECT_TRUE(ran.load()) << "released, it never ran";
+    EXPECT_EQ(OMPI_COMM_FT_THREAD_RAN, ompi_comm_ft_proc_stat_look_at_thread(getpid(), "ft newborn", &look));
+    EXPECT_LT(0u, look.run_ns);
+    stop.store(true);
+    pthread_join(thread, nullptr);
 }
 
 // What the node watch passes a killed node-mate by: a SIGKILL sent to

@@ -286,7 +286,8 @@ static int start_transport(btl_ft_config_t *config, unsigned char *handle, size_
         return ret;
     }
     if (knows_node_processes()) {
-        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node(), module.params.watch_lifeline);
+        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node(), module.params.watch_lifeline,
+                                     module.params.use_thread);
     }
     return OMPI_SUCCESS;
 }
@@ -371,7 +372,8 @@ static int stand_by(void)
     module.ops = common_ops;
     module.over_ucx = start_ucx(&module.ops, &module.max_message_bytes);
     if (knows_node_processes()) {
-        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node(), module.params.watch_lifeline);
+        ompi_comm_ft_witness_publish(ompi_comm_ft_wiring_watches_node(), module.params.watch_lifeline,
+                                     module.params.use_thread);
     }
     free(module.nodes);
     module.nodes = NULL;

@@ -440,8 +440,10 @@ void ompi_comm_ft_conclusions_tell_ulfm(uint32_t rank);
  * at each join (the node-mates of other jobs among `names`, by union
  * rank); local_state() answers the core's question of a node-mate (enum
  * btl_ft_process_state). */
-/* watched: keep a marker for the node watch; with_lifeline: make it a lifeline too. */
-int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline);
+/* watched: keep a marker for the node watch; with_lifeline: make it a
+ * lifeline too; threaded: the detector runs on its thread (named
+ * OMPI_COMM_FT_DETECTOR_THREAD_NAME), which witnesses look at. */
+int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline, bool threaded);
 void ompi_comm_ft_witness_learn(const uint32_t *node_of_rank, uint32_t size, uint32_t self);
 void ompi_comm_ft_witness_learn_others(const opal_process_name_t *names, const uint32_t *node_of_rank,
                                        uint32_t size, uint32_t self);

@@ -396,8 +396,6 @@ static void *driver_thread_main(opal_object_t *object)
     int64_t deadline, now;
     bool app_quiet, armed;
 
-    /* visible in top -H and /proc/<pid>/task/<tid>/comm, where its cost is measured */
-    pthread_setname_np(pthread_self(), OMPI_COMM_FT_DETECTOR_THREAD_NAME);
     while (!driver.stopping) {
         /* progress before the step: after a long stall (the process was
          * stopped or starved), what peers sent meanwhile must reach the core
@@ -564,6 +562,15 @@ int ompi_comm_ft_driver_start(void)
         if (OPAL_SUCCESS != (ret = opal_thread_start(&driver.thread))
             && driver.ops.thread_progresses_opal) {
             opal_progress_unregister(app_progress_cb);
+        }
+        /* Named here, not by the thread: a witness must find it before it
+         * first runs. In a run of two respawn jobs at once on 2 cores, a
+         * new detector thread was runnable and never ran for over a
+         * second; unnamed, its witness took it for no detector thread,
+         * and the patience ended a healthy process. The name also shows
+         * it in top -H and /proc/<pid>/task/<tid>/comm. */
+        if (OPAL_SUCCESS == ret) {
+            pthread_setname_np(driver.thread.t_handle, OMPI_COMM_FT_DETECTOR_THREAD_NAME);
         }
     } else {
         ret = opal_progress_register(driver_progress_cb);

@@ -228,7 +228,8 @@ static var_row_t rows[ROW_COUNT] = {
         "sees running is kept before it is declared failed all the same (never "
         "less than 4 times mpi_ft_detector_timeout; 0: 4 timeouts). Silence "
         "while the witness saw its detector thread starved (runnable, and given "
-        "no CPU by the kernel) is not counted: only a process whose detector is "
+        "no CPU by the kernel), or not started yet, is not counted: only a "
+        "process whose detector is "
         "wedged (asleep, or running and sending nothing) reaches it. The price "
         "of a larger value: such a process is found this late",
         .value.seconds = BTL_FT_DEFAULT_WITNESS_PATIENCE_NS / 1e9},

@@ -138,3 +138,33 @@ bool ompi_comm_ft_proc_stat_find_thread(uint64_t pid, const char *name, int32_t 
     closedir(tasks);
     return found;
 }
+
+ompi_comm_ft_thread_seen_t ompi_comm_ft_proc_stat_look_at_thread(uint64_t pid, const char *name,
+                                                                 ompi_comm_ft_thread_look_t *look)
+{
+    ompi_comm_ft_proc_stat_t fields;
+    ompi_comm_ft_proc_stat_result_t result;
+    uint64_t run_ns;
+    char path[96];
+    bool starved;
+
+    if (0 == look->tid && !ompi_comm_ft_proc_stat_find_thread(pid, name, &look->tid)) {
+        return OMPI_COMM_FT_THREAD_MISSING;
+    }
+    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", pid, look->tid);
+    result = ompi_comm_ft_proc_stat_read(path, &fields);
+    if (OMPI_COMM_FT_PROC_STAT_READ == result) {
+        snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/schedstat", pid, look->tid);
+        result = ompi_comm_ft_proc_stat_run_time(path, &run_ns);
+    }
+    if (OMPI_COMM_FT_PROC_STAT_READ != result) {
+        *look = (ompi_comm_ft_thread_look_t){0}; /* looked for again next time */
+        return OMPI_COMM_FT_PROC_STAT_GONE == result ? OMPI_COMM_FT_THREAD_MISSING
+                                                    : OMPI_COMM_FT_THREAD_UNREADABLE;
+    }
+    /* a thread that never ran has 0 ns: starved since it was made */
+    starved = 'R' == fields.state && (look->looked ? run_ns == look->run_ns : 0 == run_ns);
+    look->looked = true;
+    look->run_ns = run_ns;
+    return starved ? OMPI_COMM_FT_THREAD_STARVED : OMPI_COMM_FT_THREAD_RAN;
+}

@@ -63,4 +63,26 @@ ompi_comm_ft_proc_stat_result_t ompi_comm_ft_proc_stat_run_time(const char *sche
  * pthread_setname_np() set it), in *tid; false if it has none. */
 bool ompi_comm_ft_proc_stat_find_thread(uint64_t pid, const char *name, int32_t *tid);
 
+/* A thread of a process as the previous look found it; zeroed before the
+ * first look. */
+typedef struct ompi_comm_ft_thread_look_t {
+    int32_t tid; /* 0: not found yet */
+    bool looked;
+    uint64_t run_ns;
+} ompi_comm_ft_thread_look_t;
+
+typedef enum ompi_comm_ft_thread_seen_t {
+    OMPI_COMM_FT_THREAD_MISSING,    /* the process has no thread of that name (now) */
+    OMPI_COMM_FT_THREAD_STARVED,    /* runnable, and no CPU time since the previous look,
+                                     * or none ever */
+    OMPI_COMM_FT_THREAD_RAN,        /* asleep, or it gained CPU time since the previous look,
+                                     * or nothing to compare with yet */
+    OMPI_COMM_FT_THREAD_UNREADABLE, /* there, but its files could not be read */
+} ompi_comm_ft_thread_seen_t;
+
+/* Looks at process pid's thread `name` (found at the first look, and again
+ * after it was gone) and says what it did since the previous look. */
+ompi_comm_ft_thread_seen_t ompi_comm_ft_proc_stat_look_at_thread(uint64_t pid, const char *name,
+                                                                 ompi_comm_ft_thread_look_t *look);
+
 #endif /* OMPI_COMM_FT_DETECTOR_PROC_STAT_H */

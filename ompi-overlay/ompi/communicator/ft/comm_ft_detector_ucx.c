@@ -104,6 +104,7 @@
 #include "ompi_config.h"
 
 #include <inttypes.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -118,6 +119,8 @@
 #define UCX_CONFIG_PREFIX "BTL_FT"
 /* how long MPI_Init waits for the endpoints to other nodes to be wired up */
 #define CONNECT_NS 5000000000LL
+/* the longest sleep of that wait between two looks at the workers */
+#define CONNECT_NAP_MS 1
 #define ADDRESSES_AT_INIT_MAX 4096
 /* how long finalize waits for its LEAVE messages to go, and for any one
  * send to complete: a send to a stopped peer never does */
@@ -377,6 +380,21 @@ static void say_hello(ucp_ep_h ep)
     }
 }
 
+/* Until the message worker has an event (a peer's wireup or answer), or
+ * CONNECT_NAP_MS, for the heartbeat worker's, which has no event fd in
+ * use. The wait used to spin: in a run of two respawn jobs at once on
+ * 2 cores, a process spun there for over a second, its CPU taken from a
+ * peer whose new detector thread was waiting for one, and whose wireup it
+ * waited for. */
+static void nap_until_event(void)
+{
+    struct pollfd event = {.fd = ucx->wait_fd, .events = POLLIN};
+
+    if (0 <= ucx->wait_fd && ompi_comm_ft_ucx_arm()) {
+        (void) poll(&event, 1, CONNECT_NAP_MS);
+    }
+}
+
 void ompi_comm_ft_ucx_connect(bool wait_for_wireup)
 {
     int64_t deadline = now_ns() + (wait_for_wireup ? CONNECT_NS : 0);
@@ -402,6 +420,9 @@ void ompi_comm_ft_ucx_connect(bool wait_for_wireup)
      * join the detector's progress finishes the wireup instead */
     while (0 < ucx->hellos_in_flight && now_ns() < deadline) {
         ompi_comm_ft_ucx_progress();
+        if (0 < ucx->hellos_in_flight) {
+            nap_until_event();
+        }
     }
     ompi_comm_ft_log(5, "btl_ft: ucx: endpoints to %u processes made (%u of other nodes), %d %s",
                      ucx->size - 1, remote, ucx->hellos_in_flight,

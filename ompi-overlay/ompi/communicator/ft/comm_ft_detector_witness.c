@@ -23,13 +23,22 @@
  * A running process is also told apart: starved, or not. Its detector
  * thread (found by its name in /proc/<pid>/task at the first question)
  * is starved when it is runnable (R) and its CPU time (schedstat) has not
- * grown since the previous question: the kernel had not run it since.
- * The core then leaves that silence out of the witness patience, which
- * only a wedged detector should reach (asleep, or running and sending
- * nothing). The leading thread's state, which /proc/<pid>/stat gives,
- * cannot tell: in 3 of about 3,000 runs of two respawn jobs at once on
- * 2 cores, an emitter's detector thread was runnable and never ran for
- * over a second while its application thread ran, and it was declared.
+ * grown since the previous question, or is still 0: the kernel had not
+ * run it since, or ever. The core then leaves that silence out of the
+ * witness patience, which only a wedged detector should reach (asleep,
+ * or running and sending nothing). The leading thread's state, which
+ * /proc/<pid>/stat gives, cannot tell: in 3 of about 3,000 runs of two
+ * respawn jobs at once on 2 cores, an emitter's detector thread was
+ * runnable and never ran for over a second while its application thread
+ * ran, and it was declared. A process that publishes a detector thread
+ * and has none counts as starved too: its detector has not started yet
+ * (the last steps of MPI_Init, after its barrier, or a join), or its
+ * threads are ending with it (killed: the node watch tells that end),
+ * so it cannot be wedged. In the same stress, two processes of one job
+ * were declared that way, their observer having started over a second
+ * before them: one had made its detector thread, which had not run yet
+ * (the driver now names it as it makes it, so that it is found), the
+ * other had not made it yet.
  *
  * An end is a crash unless the process had entered MPI_Finalize. Each
  * process creates a marker file in the job's session directory at MPI_Init
@@ -94,19 +103,14 @@ typedef struct {
     uint64_t pid_namespace;
     uint64_t marked;   /* 1: it keeps a marker file until MPI_Finalize */
     uint64_t lifeline; /* 1: the marker also holds its lifeline */
+    uint64_t threaded; /* 1: its detector runs on a thread of its own */
 } process_id_t;
 
-/* A process's detector thread, as the previous question found it. */
-typedef struct {
-    int32_t tid; /* 0: not found yet */
-    bool looked;
-    uint64_t run_ns;
-} detector_thread_t;
-
-/* A node-mate: what it published, and its detector thread */
+/* A node-mate: what it published, and its detector thread as the previous
+ * question found it */
 typedef struct {
     process_id_t id;
-    detector_thread_t thread;
+    ompi_comm_ft_thread_look_t thread;
 } known_process_t;
 
 static known_process_t *peers = NULL; /* by rank; pid 0: not of this node, or unknown */
@@ -155,9 +159,10 @@ static uint64_t own_pid_namespace(void)
     return 0 == stat("/proc/self/ns/pid", &info) ? (uint64_t) info.st_ino : 0;
 }
 
-int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline)
+int ompi_comm_ft_witness_publish(bool watched, bool with_lifeline, bool threaded)
 {
-    process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace()};
+    process_id_t self = {.pid = (uint64_t) getpid(), .pid_namespace = own_pid_namespace(),
+                         .threaded = threaded};
     ompi_comm_ft_proc_stat_t fields;
     bool lifeline = false;
     int rc;
@@ -294,34 +299,21 @@ static int state_of(uint32_t rank, char *state)
     return state_of_process(rank < peer_count ? &peers[rank].id : NULL, state);
 }
 
-/* Whether the detector thread of a running process was runnable, and got
- * no CPU, since the previous question. Not without a previous look, nor
- * when the thread cannot be read: the answer is then plain running. */
-static bool detector_starved(const process_id_t *id, detector_thread_t *thread)
+/* Whether the detector of a running process is kept from running: its
+ * thread runnable and given no CPU since the previous question (or ever),
+ * or, for a process whose detector has a thread, no such thread (not
+ * started yet, or ending with its process). A thread that cannot be read
+ * gets plain running. */
+static bool detector_starved(const process_id_t *id, ompi_comm_ft_thread_look_t *thread)
 {
-    ompi_comm_ft_proc_stat_t fields;
-    uint64_t run_ns;
-    char path[96];
-    bool starved;
-
-    if (0 == thread->tid
-        && !ompi_comm_ft_proc_stat_find_thread(id->pid, OMPI_COMM_FT_DETECTOR_THREAD_NAME, &thread->tid)) {
+    switch (ompi_comm_ft_proc_stat_look_at_thread(id->pid, OMPI_COMM_FT_DETECTOR_THREAD_NAME, thread)) {
+    case OMPI_COMM_FT_THREAD_STARVED:
+        return true;
+    case OMPI_COMM_FT_THREAD_MISSING:
+        return 0 != id->threaded;
+    default:
         return false;
     }
-    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/stat", id->pid, thread->tid);
-    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_read(path, &fields)) {
-        *thread = (detector_thread_t){0}; /* gone: looked for again next time */
-        return false;
-    }
-    snprintf(path, sizeof(path), "/proc/%" PRIu64 "/task/%" PRId32 "/schedstat", id->pid, thread->tid);
-    if (OMPI_COMM_FT_PROC_STAT_READ != ompi_comm_ft_proc_stat_run_time(path, &run_ns)) {
-        *thread = (detector_thread_t){0};
-        return false;
-    }
-    starved = thread->looked && 'R' == fields.state && run_ns == thread->run_ns;
-    thread->looked = true;
-    thread->run_ns = run_ns;
-    return starved;
 }
 
 /* What is known of `name`, of this job or another: NULL when nothing. */
@@ -335,6 +327,7 @@ static known_process_t *known(const opal_process_name_t *name)
     other = other_job_peer(name);
     return NULL != other ? &other->process : NULL;
 }
+
 
 int ompi_comm_ft_witness_local_state(const opal_process_name_t *name)
 {
