@@ -383,9 +383,10 @@ static void say_hello(ucp_ep_h ep)
 /* Until the message worker has an event (a peer's wireup or answer), or
  * CONNECT_NAP_MS, for the heartbeat worker's, which has no event fd in
  * use. The wait used to spin: in a run of two respawn jobs at once on
- * 2 cores, a process spun there for over a second, its CPU taken from a
- * peer whose new detector thread was waiting for one, and whose wireup it
- * waited for. */
+ * 2 cores, a process ran in user space for over a second at this step
+ * (its thread list at each witness question), taking a CPU that a
+ * peer's new detector thread, whose progress the wireup needed, had not
+ * had yet. */
 static void nap_until_event(void)
 {
     struct pollfd event = {.fd = ucx->wait_fd, .events = POLLIN};
