@@ -229,9 +229,9 @@ static var_row_t rows[ROW_COUNT] = {
         "less than 4 times mpi_ft_detector_timeout; 0: 4 timeouts). Silence "
         "while the witness saw its detector thread starved (runnable, and given "
         "no CPU by the kernel), or not started yet, is not counted: only a "
-        "process whose detector is "
-        "wedged (asleep, or running and sending nothing) reaches it. The price "
-        "of a larger value: such a process is found this late",
+        "process whose detector is wedged (asleep, or running and sending "
+        "nothing) reaches it. The price of a larger value: such a process is "
+        "found this late",
         .value.seconds = BTL_FT_DEFAULT_WITNESS_PATIENCE_NS / 1e9},
     [ROW_TRANSPORT] = {
         "detector_transport", VAR_WORD, OPAL_INFO_LVL_5, PARAM(transport), BTL_FT_FIELD_NONE,
