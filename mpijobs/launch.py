@@ -4,7 +4,10 @@ run() starts a command in a session of its own, streams what it prints,
 and ends it at the first of: it exited; its deadline passed ('overran');
 every expected JSON record was printed and the run did not end within a
 grace ('hung_after_report': stock Open MPI leaves a stopped rank unfenced);
-stop_when(line) was true ('stopped'). Whatever is left of the session is
+stop_when(line) was true ('stopped'). Records may also come as lines
+appended to a file (records_file): a program measuring a window its own
+output would fall into (the runtime forwards each line, and this process
+reads it) writes there instead, looked at every 50 ms or line. Whatever is left of the session is
 then killed by session id, never by name (another user's run of the same
 program is not touched), also when the caller is interrupted or sent
 SIGTERM. A hang is a failure, reported, never a stuck run.
@@ -36,7 +39,7 @@ class Run:
 
 
 def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_overrun=None,
-        env=None, cwd=None, describe_overrun=True):
+        env=None, cwd=None, describe_overrun=True, records_file=None):
     """Runs cmd for at most deadline_s (see the module's docstring).
     on_overrun(), if given, is called when the deadline passes, before the
     session is killed: for processes the session kill cannot reach (PRRTE's
@@ -53,9 +56,10 @@ def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_ov
     lines, output, records = queue.Queue(), [], []
     threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
     outcome, ended, snapshot = None, False, ""
+    written = _RecordsFile(records_file)
     try:
         outcome, ended = _follow(proc, lines, output, records, deadline_s, expect_records, grace_s,
-                                 stop_when, start)
+                                 stop_when, start, written)
         if outcome == "overran" and describe_overrun:
             snapshot = stuck.describe(session_pids(proc.pid))
         if outcome == "overran" and on_overrun:
@@ -65,6 +69,8 @@ def run(cmd, deadline_s, expect_records=None, grace_s=5.0, stop_when=None, on_ov
     proc.wait()
     if not ended:
         _drain(lines, output, records)
+    written.update()
+    records += written.records
     return Run(outcome, proc.returncode if outcome == "exited" else None,
                round(time.monotonic() - start, 3), records, "".join(output), snapshot)
 
@@ -82,7 +88,28 @@ def _take(line, output, records):
         records.append(record)
 
 
-def _follow(proc, lines, output, records, deadline_s, expect_records, grace_s, stop_when, start):
+class _RecordsFile:
+    """The records a run's processes append to a file (none without one)."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.records = path, 0, []
+
+    def update(self):
+        """Reads the whole lines written since the last look."""
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                text = f.read()
+        except FileNotFoundError:
+            return
+        whole = text[:text.rfind(b"\n") + 1]
+        self.offset += len(whole)
+        self.records += [r for r in map(parse_record, whole.decode().splitlines()) if r is not None]
+
+
+def _follow(proc, lines, output, records, deadline_s, expect_records, grace_s, stop_when, start, written):
     """Reads the run's output until it ends or its answer is known; returns
     the outcome, and whether the output ended (the pipe closed)."""
     outcome, reported_at, eof = None, None, False
@@ -97,15 +124,17 @@ def _follow(proc, lines, output, records, deadline_s, expect_records, grace_s, s
         try:
             line = lines.get(timeout=0.05)
         except queue.Empty:
-            continue
+            line = ""
         if line is None:
             eof = True
-            continue
-        _take(line, output, records)
-        if stop_when and stop_when(line):
-            outcome = "stopped"
-        if expect_records and len(records) >= expect_records and reported_at is None:
-            reported_at = time.monotonic()
+        elif line:
+            _take(line, output, records)
+            if stop_when and stop_when(line):
+                outcome = "stopped"
+        if expect_records and reported_at is None:
+            written.update()
+            if len(records) + len(written.records) >= expect_records:
+                reported_at = time.monotonic()
     return outcome, eof
 
 

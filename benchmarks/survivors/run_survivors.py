@@ -50,7 +50,15 @@ against MPI_Allreduce and against ULFM's recovery idiom.
            during the call, on this host and across 2 and 3 nodes, each
            run SERIAL_REPS times in a shuffled order per round; the report
            gives the ratio of the medians with a bootstrap 95 % interval.
---parts runs some of the five, --setups some of the nodes part's setups;
+  table1   seed 001's Table 1 in the simulator, at its sizes (64 to 512
+           processes): ftsim allreduce, the same state machines, processes
+           failed before the call and found by the detector after it starts
+           (a crash in 2 ms, a hang in δ = 50 ms), placed as the table's
+           columns (ftsim --shape), in the seed's LogP setting with a step
+           of 1 µs (L 10 µs, o 1 µs); TABLE1_RUNS runs per cell. What the
+           tree costs a second serial fault when detection is parallel, with
+           no scheduler in it.
+--parts runs some of the six, --setups some of the nodes part's setups;
 the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
@@ -76,10 +84,15 @@ DEADLINE_S = 30
 # holding the stage for 30 s.
 STOCK_ACROSS_NODES_DEADLINE_S = 5
 ONE_HOST = "1 host"
-PARTS = ("latency", "instructions", "faults", "nodes", "serial")
+PARTS = ("latency", "instructions", "faults", "nodes", "serial", "table1")
 SERIAL_REPS = 40  # per cell (20 left intervals of ±0.3); quick: 3
 INSTRUCTION_ITERATIONS = 20000
 NODE_SETUPS = {"2 nodes": 2, "3 nodes": 3}
+TABLE1_NODES = (64, 128, 256, 384, 512)
+TABLE1_RUNS = 20
+TABLE1_CASES = (("1 fault", 1, "parallel"), ("2 parallel", 2, "parallel"), ("2 serial", 2, "serial"),
+                ("3 mixed", 3, "mixed"))
+TABLE1_DETECT = {"crash": "2ms", "hang": "50ms"}
 NODE_RANKS = 8
 NODE_RADIXES = (4, 8)
 # seed 001's Table 1 columns; radix 4: 0 is the root, 4 the parent of 5, 6
@@ -216,7 +229,10 @@ def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep, part="f
         mca = {**mca, "mpi_ft_survivors_radix": 4}
     survivors = [r for r in range(np) if r not in victims]
     deadline_s = STOCK_ACROSS_NODES_DEADLINE_S if setup != ONE_HOST and not config else DEADLINE_S
-    run = launch(np, args, mca, variant, setup, deadline_s, expect_records=len(survivors) + len(victims))
+    with tempfile.TemporaryDirectory(prefix="survivors_fault.") as tmp:
+        records = Path(tmp) / "records.jsonl"
+        run = launch(np, args + ["--records", records], mca, variant, setup, deadline_s,
+                     expect_records=len(survivors) + len(victims), records_file=records)
     injected = [r["at_ns"] for r in run.records if "victim" in r]
     done = {r["rank"]: r for r in run.records if "done_ns" in r}
     values = {done[s]["value"] for s in survivors if s in done}
@@ -269,6 +285,31 @@ def serial(sink, setups, reps):
             common.progress(f"survivors serial {setup} {case} {when}: {shown}", done, reps * len(cells))
 
 
+def table1(sink):
+    """Seed 001's Table 1 columns in ftsim, at its sizes."""
+    tool = common.ftsim_path()
+    if tool is None:
+        sink.write({"benchmark": "survivors", "part": "table1", "skipped": "ftsim is not built"})
+        common.progress("survivors table1: skipped, ftsim is not built")
+        return
+    for kind, detect in TABLE1_DETECT.items():
+        for case, failing, shape in TABLE1_CASES:
+            out = subprocess.run([str(tool), "allreduce", "--nodes", ",".join(map(str, TABLE1_NODES)),
+                                  "--inactive", str(failing), "--inactive-unknown", "--shape", shape,
+                                  "--latency", "10us", "--overhead", "1us", "--detect", detect,
+                                  "--runs", str(TABLE1_RUNS)], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise RuntimeError(f"ftsim allreduce failed ({case}, {kind}): {out.stderr.strip()}")
+            for line in out.stdout.splitlines():
+                sim = json.loads(line)
+                sink.write({"benchmark": "survivors", "part": "table1", "kind": kind, "case": case,
+                            "nodes": sim["nodes"], "radix": sim["radix"],
+                            "fault_free_ms": sim["fault_free_latency"] / 1e6,
+                            "ms": sim["latency_mean"] / 1e6, "max_ms": sim["latency_max"] / 1e6,
+                            "runs": sim["runs"], "violating_runs": sim["violating_runs"], "ftsim": sim})
+            common.progress(f"survivors table1 {kind} {case}: {len(out.stdout.splitlines())} sizes")
+
+
 def nodes_available(sink, nodes_part):
     """Whether the emulated nodes can be made; when not, the nodes part, if
     it runs, records why (the serial part then runs on this host alone)."""
@@ -315,6 +356,8 @@ def main(argv):
     if "serial" in parts:
         serial(sink, [ONE_HOST] + (setups if across else []),
                options.reps or (3 if options.quick else SERIAL_REPS))
+    if "table1" in parts:
+        table1(sink)
     return 0
 
 
@@ -326,8 +369,8 @@ def measured_again(record, parts, setups):
 
 def part_of(record):
     """Which of PARTS measured a record (those from before setups: one host)."""
-    if record["part"] == "serial":
-        return "serial"
+    if record["part"] in ("serial", "table1"):
+        return record["part"]
     if record.get("setup", ONE_HOST) != ONE_HOST or record["part"] == "nodes":
         return "nodes"
     return record["part"]

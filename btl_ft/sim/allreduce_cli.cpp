@@ -23,6 +23,20 @@ std::string count_list(std::string_view flag, std::string_view text, std::vector
     return out.empty() ? std::string(flag) + ": empty list" : std::string{};
 }
 
+std::string shape_list(std::string_view text, std::vector<victim_shape>& out) {
+    out.clear();
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        const auto shape = parse_shape(text.substr(0, comma));
+        if (!shape) {
+            return "--shape: '" + std::string(text.substr(0, comma)) + "' is not random, parallel, serial or mixed";
+        }
+        out.push_back(*shape);
+        text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    }
+    return out.empty() ? "--shape: empty list" : std::string{};
+}
+
 // A plain number is in ticks (the seed's steps); with a unit, nanoseconds.
 std::string ticks(std::string_view flag, std::string_view text, time_ns& out, bool& has_unit) {
     if (const auto ns = parse_duration(text)) {
@@ -42,6 +56,7 @@ const std::map<std::string_view, setter>& flags() {
         {"--nodes", [](allreduce_cli& o, std::string_view v) { return count_list("--nodes", v, o.nodes); }},
         {"--inactive", [](allreduce_cli& o, std::string_view v) { return count_list("--inactive", v, o.inactive); }},
         {"--faults", [](allreduce_cli& o, std::string_view v) { return count_list("--faults", v, o.faults); }},
+        {"--shape", [](allreduce_cli& o, std::string_view v) { return shape_list(v, o.shapes); }},
         {"--radix",
          [](allreduce_cli& o, std::string_view v) -> std::string {
              if (v == "auto") {
@@ -125,9 +140,10 @@ allreduce_cli_parse parse_allreduce_cli(std::span<const std::string_view> args) 
 std::string allreduce_help_text() {
     return R"(ftsim allreduce: the survivor allreduce (seed 001) at scale, fed by a detector.
 
-Each configuration (the product of --nodes, --inactive and --faults) prints
-one JSON line: the fault-free latency and messages per process, then over
---runs runs with random victims, the mean latency until the last survivor
+Each configuration (the product of --nodes, --inactive, --faults and
+--shape) prints one JSON line: the fault-free latency and messages per
+process, then over --runs runs with random victims placed as --shape says,
+the mean latency until the last survivor
 returns, the messages per process, and both increases per fault. The oracle
 checks every run (same result everywhere, each contributor once, every
 survivor a contributor); a broken run is printed with its seed, exit 1.
@@ -143,6 +159,13 @@ failed one (a hypercube broadcast, as btl_ft's notices).
                         --detect after it starts (default: known to all)
   --faults K[,K...]     processes that crash during the call, each at a
                         random moment of the fault-free latency (default 0)
+  --shape S[,S...]      where the victims (inactive and faults alike) are in
+                        the tree, as seed 001's Table 1 columns: random
+                        (default; the root too), parallel (none an ancestor
+                        of another), serial (a process and its nearest
+                        ancestors), mixed (a process and its parent, the
+                        rest in other subtrees); all but random spare the
+                        root
   --radix auto|K        the k-nomial radix; auto (default) takes the one with
                         the lowest fault-free latency, as seed 001 does
   --latency L           message latency (default 10)

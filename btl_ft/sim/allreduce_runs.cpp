@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "allreduce_victims.hpp"
 #include "allreduce_world.hpp"
 #include "btl_ft/assert.hpp"
 #include "cli.hpp"
@@ -46,15 +47,6 @@ one_run measure(allreduce_world& world, rank_t nodes, time_ns horizon) {
     return result;
 }
 
-// Distinct victims, drawn uniformly over every rank (the root included).
-std::vector<rank_t> draw_victims(rng& draw, rank_t nodes, rank_t count) {
-    std::vector<rank_t> all(nodes);
-    for (rank_t r = 0; r < nodes; ++r) all[r] = r;
-    for (rank_t i = 0; i < count; ++i) std::swap(all[i], all[i + draw.below(nodes - i)]);
-    all.resize(count);
-    return all;
-}
-
 time_ns horizon_of(const allreduce_sim_config& config, time_ns fault_free) {
     // Each failure costs at most a detection and a broadcast; far beyond
     // that a run is stuck, and the oracle says so.
@@ -92,10 +84,16 @@ std::uint64_t run_allreduce(const allreduce_sim_config& config, std::ostream& ou
     sample latency, messages;
     std::uint64_t run_seed = config.seed;
     const rank_t failing = config.inactive + config.faults;
+    const knomial_tree tree(config.nodes, radix);
     for (std::uint32_t run = 0; run < config.runs; ++run) {
         allreduce_world world(world_options(config, radix, run_seed));
         rng draw(run_seed, stream::failures);
-        const std::vector<rank_t> victims = draw_victims(draw, config.nodes, failing);
+        const victims_draw drawn = draw_victims(draw, tree, failing, config.shape);
+        if (!drawn.error.empty()) {
+            errors << "ftsim allreduce: --shape " << shape_name(config.shape) << ": " << drawn.error << '\n';
+            return violating + 1;
+        }
+        const std::vector<rank_t>& victims = drawn.victims;
         for (rank_t i = 0; i < config.inactive; ++i) world.fail_before(victims[i], config.inactive_known);
         for (rank_t i = config.inactive; i < failing; ++i) {
             world.crash_at(victims[i], static_cast<time_ns>(draw.below(static_cast<std::uint64_t>(fault_free.latency) + 1)));
@@ -114,6 +112,7 @@ std::uint64_t run_allreduce(const allreduce_sim_config& config, std::ostream& ou
     json_object line;
     line.add("mode", "allreduce").add("seed", config.seed).add("nodes", config.nodes).add("radix", radix);
     line.add("inactive", config.inactive).add("inactive_known", config.inactive_known).add("faults", config.faults);
+    line.add("shape", shape_name(config.shape));
     line.add("unit", config.unit).add("latency_L", config.latency).add("overhead_o", config.overhead);
     line.add("detect", config.detect).add("runs", config.runs);
     line.add("fault_free_latency", fault_free.latency).add("fault_free_messages_per_process", fault_free.messages_per_process);

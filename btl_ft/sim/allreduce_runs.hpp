@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "allreduce_victims.hpp"
 #include "btl_ft/types.hpp"
 
 namespace btl_ft::sim {
@@ -29,6 +30,7 @@ struct allreduce_sim_config {
     rank_t inactive = 0;       // failed before the call
     bool inactive_known = true;  // ... and known to all when it starts
     rank_t faults = 0;         // crash during the call
+    victim_shape shape = victim_shape::random;  // where the failing are in the tree
     time_ns latency = 10;      // L
     time_ns overhead = 1;      // o
     time_ns detect = 100;      // from a crash to its declaration
@@ -41,6 +43,7 @@ struct allreduce_cli {
     std::vector<rank_t> nodes;
     std::vector<rank_t> inactive{0};
     std::vector<rank_t> faults{0};
+    std::vector<victim_shape> shapes{victim_shape::random};
     allreduce_sim_config base;
     bool help = false;
     struct {

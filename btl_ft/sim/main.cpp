@@ -32,11 +32,14 @@ int run_allreduce_command(std::span<const std::string_view> args) {
         const std::uint32_t radix = sized.radix != 0 ? sized.radix : best_radix(sized);
         for (const rank_t inactive : options.inactive) {
             for (const rank_t faults : options.faults) {
-                allreduce_sim_config config = sized;
-                config.radix = radix;
-                config.inactive = inactive;
-                config.faults = faults;
-                violating_runs += run_allreduce(config, std::cout, std::cerr);
+                for (const victim_shape shape : options.shapes) {
+                    allreduce_sim_config config = sized;
+                    config.radix = radix;
+                    config.inactive = inactive;
+                    config.faults = faults;
+                    config.shape = shape;
+                    violating_runs += run_allreduce(config, std::cout, std::cerr);
+                }
             }
         }
     }
