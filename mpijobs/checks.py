@@ -60,6 +60,15 @@ def verdict_of_cases(name, cases):
     return verdict(name, run, problems)
 
 
+def listed_verdict(problems, passed):
+    """For a check without a run of its own: each problem on a FAIL line,
+    then `passed` or their count; returns the exit status."""
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    print(passed if not problems else f"{len(problems)} problems")
+    return 1 if problems else 0
+
+
 def verdict(name, run, problems):
     """Prints the outcome of a test; returns its exit status."""
     if problems:

@@ -6,7 +6,7 @@ the fact. on_overrun is called whether or not the run is described. Exit
 import shutil
 import sys
 
-from mpijobs import launch
+from mpijobs import checks, launch
 
 # a shell and a child of its, both waiting: the two processes of the session
 WAITING = ["sh", "-c", "sleep 30 & exec sleep 31"]
@@ -32,10 +32,7 @@ def main():
         problems.append(f"on_overrun calls {called}, expected one per run")
     if launch.run(["true"], deadline_s=10).stuck:
         problems.append("a run that exited was described")
-    for p in problems:
-        print(f"FAIL: {p}")
-    print("overrun described" if not problems else f"{len(problems)} problems")
-    return 1 if problems else 0
+    return checks.listed_verdict(problems, "overrun described")
 
 
 if __name__ == "__main__":

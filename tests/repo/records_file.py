@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mpijobs import launch
+from mpijobs import checks, launch
 
 
 def main():
@@ -33,10 +33,7 @@ def main():
     missing = launch.run(["true"], deadline_s=10, records_file="/nonexistent/records.jsonl")
     if missing.outcome != "exited" or missing.records:
         problems.append(f"a records file never written: {missing.outcome}, {missing.records}")
-    for p in problems:
-        print(f"FAIL: {p}")
-    print("records read from the file" if not problems else f"{len(problems)} problems")
-    return 1 if problems else 0
+    return checks.listed_verdict(problems, "records read from the file")
 
 
 if __name__ == "__main__":
