@@ -165,7 +165,8 @@ failed one (a hypercube broadcast, as btl_ft's notices).
                         of another), serial (a process and its nearest
                         ancestors), mixed (a process and its parent, the
                         rest in other subtrees); all but random spare the
-                        root
+                        root; a tree with no such place (too shallow, too
+                        small) is an error, exit 1
   --radix auto|K        the k-nomial radix; auto (default) takes the one with
                         the lowest fault-free latency, as seed 001 does
   --latency L           message latency (default 10)
