@@ -47,7 +47,9 @@ def scheduler_trace():
     before = {}
     for name in names:
         text = (TRACING / name).read_text().strip()
-        before[name] = text[text.index("[") + 1:text.index("]")] if name == "trace_clock" else text
+        # the clock in use is bracketed in a list; a fresh buffer's size
+        # reads "7 (expanded: 1408)"
+        before[name] = text[text.index("[") + 1:text.index("]")] if name == "trace_clock" else text.split()[0]
     try:
         (TRACING / "tracing_on").write_text("0")
         (TRACING / "trace_clock").write_text("mono")
