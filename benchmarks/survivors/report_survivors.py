@@ -149,7 +149,8 @@ def _table1(records, table, fmt):
         if nodes in SEED_TABLE_1:
             seed = SEED_TABLE_1[nodes]
             rows.append([nodes, "seed 001 (2 s keep-alive timeouts)", fmt(seed[0] * 1e3, 1)]
-                        + [fmt(x * 1e3, 1) for x in seed[1:]] + [fmt(seed[3] / seed[1], 2)])
+                        + [fmt(_seed_case(nodes, c) * 1e3, 1) for c in CASES]
+                        + [fmt(_seed_case(nodes, "2 serial") / _seed_case(nodes, "1 fault"), 2)])
         for kind in ("crash", "hang"):
             cells = {r["case"]: r for r in records if (r["nodes"], r["kind"]) == (nodes, kind)}
             if not cells:
