@@ -62,6 +62,7 @@ against MPI_Allreduce and against ULFM's recovery idiom.
 the others' records from the last run are kept, each with its commit.
 Output: benchmarks/results/survivors.jsonl.
 """
+import contextlib
 import json
 import random
 import subprocess
@@ -218,8 +219,10 @@ def instructions(sink, reps):
             common.progress(f"survivors instructions {size} B rep {rep + 1}: {shown}")
 
 
-def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep, part="faults"):
-    label, config, program_recovery = recovery
+def fault_job(setup, np, victims, kind, when, recovery, around_launch=contextlib.nullcontext):
+    """One job of the program's fault mode; its records come from the file
+    its ranks append to. around_launch() is entered just around the job."""
+    _, config, program_recovery = recovery
     name = config or stock_config(kind)
     variant, mca = common.config_mca(name, ETA, DELTA)
     exe = common.compile_for(SOURCE, variant)
@@ -227,12 +230,19 @@ def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep, part="f
             "--kind", kind, "--when", when]
     if config:  # the cases name ranks of a radix-4 tree (CASES)
         mca = {**mca, "mpi_ft_survivors_radix": 4}
-    survivors = [r for r in range(np) if r not in victims]
     deadline_s = STOCK_ACROSS_NODES_DEADLINE_S if setup != ONE_HOST and not config else DEADLINE_S
     with tempfile.TemporaryDirectory(prefix="survivors_fault.") as tmp:
         records = Path(tmp) / "records.jsonl"
-        run = launch(np, args + ["--records", records], mca, variant, setup, deadline_s,
-                     expect_records=len(survivors) + len(victims), records_file=records)
+        with around_launch():
+            return launch(np, args + ["--records", records], mca, variant, setup, deadline_s,
+                          expect_records=np, records_file=records)
+
+
+def fault_run(sink, setup, np, case, victims, kind, when, recovery, rep, part="faults"):
+    label, config, _ = recovery
+    name = config or stock_config(kind)
+    run = fault_job(setup, np, victims, kind, when, recovery)
+    survivors = [r for r in range(np) if r not in victims]
     injected = [r["at_ns"] for r in run.records if "victim" in r]
     done = {r["rank"]: r for r in run.records if "done_ns" in r}
     values = {done[s]["value"] for s in survivors if s in done}

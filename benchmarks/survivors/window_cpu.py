@@ -23,7 +23,6 @@ import json
 import random
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 from benchmarks import common
@@ -85,22 +84,22 @@ def cpu_in_window(trace, start_s, end_s):
     return total
 
 
+@contextlib.contextmanager
+def tracing():
+    """The trace emptied, then on for as long as the job runs."""
+    (TRACING / "trace").write_text("")
+    (TRACING / "tracing_on").write_text("1")
+    try:
+        yield
+    finally:
+        (TRACING / "tracing_on").write_text("0")
+
+
 def traced_run(case, victims, when):
-    variant, mca = common.config_mca("btl_ft", run_survivors.ETA, run_survivors.DELTA)
-    exe = common.compile_for(run_survivors.SOURCE, variant)
-    with tempfile.TemporaryDirectory(prefix="window_cpu.") as tmp:
-        records = Path(tmp) / "records.jsonl"
-        args = [exe, "fault", "--recovery", "survivors", "--victims", ",".join(map(str, victims)), "--kind",
-                "crash", "--when", when, "--records", records]
-        (TRACING / "trace").write_text("")
-        (TRACING / "tracing_on").write_text("1")
-        try:
-            run = run_survivors.launch(run_survivors.NODE_RANKS, args, {**mca, "mpi_ft_survivors_radix": 4},
-                                       variant, run_survivors.ONE_HOST, run_survivors.DEADLINE_S,
-                                       expect_records=run_survivors.NODE_RANKS, records_file=records)
-        finally:
-            (TRACING / "tracing_on").write_text("0")
-        trace = (TRACING / "trace").read_text()
+    survivors = next(r for r in run_survivors.RECOVERIES if r[2] == "survivors")
+    run = run_survivors.fault_job(run_survivors.ONE_HOST, run_survivors.NODE_RANKS, victims, "crash", when,
+                                  survivors, around_launch=tracing)
+    trace = (TRACING / "trace").read_text()
     killed = [r["at_ns"] for r in run.records if "victim" in r]
     done = [r["done_ns"] for r in run.records if "done_ns" in r]
     if len(killed) != len(victims) or len(done) != run_survivors.NODE_RANKS - len(victims):
