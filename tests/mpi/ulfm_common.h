@@ -10,6 +10,7 @@
 #include <mpi.h>
 #include <mpi-ext.h>
 
+#include <execinfo.h>
 #include <signal.h>
 #include <stdio.h>
 #include <time.h>
@@ -65,26 +66,37 @@ static inline void outcome(int rc, char *out, size_t size)
 }
 
 /* A bound on the whole program: past it, print {"rank":R,"error":WHAT} and
- * exit 3, so a hang is reported by the process that hung. */
+ * the stack the alarm interrupted (to stderr: where a rare hang stood, in
+ * the test's own output), and exit 3, so a hang is reported by the
+ * process that hung. */
 static int deadline_rank = -1;
 static const char *deadline_what = "deadline passed";
 
 static inline void deadline_passed(int sig)
 {
     char line[160];
+    void *frames[48];
     int n = snprintf(line, sizeof line, "{\"rank\":%d,\"error\":\"%s\"}\n", deadline_rank, deadline_what);
     (void)sig;
     if (n > 0) {
         ssize_t ignored = write(STDOUT_FILENO, line, (size_t)n);
         (void)ignored;
     }
+    n = snprintf(line, sizeof line, "rank %d at the deadline:\n", deadline_rank);
+    if (n > 0) {
+        ssize_t ignored = write(STDERR_FILENO, line, (size_t)n);
+        (void)ignored;
+    }
+    backtrace_symbols_fd(frames, backtrace(frames, 48), STDERR_FILENO);
     _exit(3);
 }
 
 static inline void set_deadline(int rank, int seconds, const char *what)
 {
+    void *warm[1];
     deadline_rank = rank;
     deadline_what = what;
+    (void)backtrace(warm, 1); /* loads the unwinder now: the handler must not */
     signal(SIGALRM, deadline_passed);
     alarm((unsigned)seconds);
 }

@@ -97,5 +97,35 @@ TEST(SurvivorAllreduceProperty, RandomFailureSchedulesStayConsistentAndExact) {
     RecordProperty("mixed", static_cast<int>(mixed));
 }
 
+// The MPI test survivors_during_crash_radix2_np8 in the core: a binomial
+// tree of 8, its inner ranks 2 and 4 crashing at random moments of a run of
+// many calls, each survivor learning of each crash at its own moment, as
+// the detector's notices and ULFM's list reach them.
+TEST(SurvivorAllreduceProperty, InnerRanksOfABinomialTreeCrashAcrossManyCalls) {
+    const char* one = std::getenv("BTL_FT_PROPERTY_SEED");
+    const std::uint64_t first = one ? std::strtoull(one, nullptr, 10) : 1;
+    const std::uint64_t seeds = one ? first : seed_count(1000);
+    for (std::uint64_t seed = first; seed <= seeds; ++seed) {
+        splitmix64 draw(seed);
+        allreduce_world_options options;
+        options.seed = seed;
+        options.size = 8;
+        options.radix = 2;
+        options.calls = 12;
+        options.max_delay_ns = static_cast<time_ns>(2'000 + draw.below(50'000));
+        options.detect_min_ns = static_cast<time_ns>(draw.below(500'000));
+        options.detect_max_ns = options.detect_min_ns + static_cast<time_ns>(1 + draw.below(3'000'000));
+        options.start_spread_ns = static_cast<time_ns>(draw.below(100'000));
+        options.lose_in_flight = draw.below(2) == 1;
+        allreduce_world net(options);
+        net.crash_at(2, static_cast<time_ns>(draw.below(600'000)));
+        net.crash_at(4, static_cast<time_ns>(draw.below(600'000)));
+        const bool ended = net.run(10'000'000'000);
+        const std::string problems = net.check();
+        ASSERT_TRUE(ended && problems.empty())
+            << "seed " << seed << (ended ? "" : ": a live process never returned") << "\n" << problems;
+    }
+}
+
 }  // namespace
 }  // namespace btl_ft::testing
