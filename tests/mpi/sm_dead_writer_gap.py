@@ -1,0 +1,116 @@
+"""A process that dies between its swap of an empty shared-memory FIFO's
+tail and its store of the head does not leave the FIFO's reader deaf
+(patch 0050): `--runs` jobs of sm_dead_writer_gap.c over btl sm with its
+fast boxes off. In each, gdb holds rank 1 on a hardware watchpoint of rank
+0's FIFO tail until one of its swaps finds the FIFO empty (the head free),
+and rank 1 is killed there, before it stores the head. Rank 0 must still
+receive every message of rank 2, and say that it made the dead writer's
+element the head (btl_base_verbose 100).
+
+Before the fix, rank 0 saw nothing more from any node-mate: a survivor
+allreduce blocked until its deadline in about 1 run of 200
+(survivors_during_crash_radix2_np8), every survivor waiting for a rank
+whose FIFO a dying parent had left so.
+
+  sm_dead_writer_gap.py [--runs 3]
+"""
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from mpijobs import checks, launch, mpicmd
+
+# gdb stops every thread of rank 1 while it attaches: a detector timeout
+# far above that keeps the detector from declaring rank 1 hung meanwhile
+# (the runtime reports its kill)
+MCA = {"pml": "ob1", "btl": "self,sm", "btl_sm_fbox_max": 0, "btl_base_verbose": 100,
+       "mpi_ft_detector_period": 1, "mpi_ft_detector_timeout": 10}
+MESSAGES = 10000
+DEADLINE_S = 30
+GDB_SCRIPT = """set pagination off
+watch *(long*)({tail})
+commands
+  silent
+  if *(long*)({head}) == -2
+    printf "stopped after a swap of the empty FIFO\\n"
+    shell kill -9 {pid}
+  else
+    continue
+  end
+end
+continue
+"""
+
+
+def wait_for_pid(pid_file, seconds):
+    until = time.monotonic() + seconds
+    while time.monotonic() < until:
+        text = Path(pid_file).read_text() if Path(pid_file).exists() else ""
+        if text.endswith("\n"):
+            return int(text)
+        time.sleep(0.05)
+    return None
+
+
+def rank0_fifo(pid):
+    """The address, in `pid`, of rank 0's FIFO: the start of its segment,
+    whose file ends in its node rank."""
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        if re.search(r"/sm_segment\.[^ ]*\.0$", line):
+            return int(line.split("-")[0], 16)
+    return None
+
+
+def stop_and_kill(pid_file, said):
+    pid = wait_for_pid(pid_file, DEADLINE_S)
+    fifo = pid and rank0_fifo(pid)
+    if not fifo:
+        said.append(f"no rank 1 pid or rank 0 segment (pid {pid})")
+        return
+    script = Path(pid_file + ".gdb")
+    script.write_text(GDB_SCRIPT.format(head=hex(fifo), tail=hex(fifo + 8), pid=pid))
+    gdb = subprocess.run(["gdb", "-p", str(pid), "-batch", "-x", str(script)], capture_output=True, text=True,
+                         timeout=DEADLINE_S)
+    said.append(gdb.stdout + gdb.stderr)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, default=3)
+    args = p.parse_args()
+    exe = mpicmd.compile_test("tests/mpi/sm_dead_writer_gap.c")
+    cases = []
+    for i in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="btl_ft-gap-") as directory:
+            pid_file = str(Path(directory) / "rank1.pid")
+            said = []
+            debugger = threading.Thread(target=stop_and_kill, args=(pid_file, said), daemon=True)
+            debugger.start()
+            run = launch.run(mpicmd.mpirun(3, [exe, "--pid-file", pid_file, "--messages", MESSAGES,
+                                               "--deadline-s", DEADLINE_S], mca=MCA),
+                             deadline_s=DEADLINE_S + 20)
+            debugger.join(timeout=5)
+        problems = []
+        if not any("stopped after a swap of the empty FIFO" in text for text in said):
+            problems.append(f"job {i + 1}: rank 1 was not stopped after a swap ({' '.join(said)[-300:]})")
+        got = [r.get("received") for r in run.records if r.get("rank") == 0 and "received" in r]
+        if got != [MESSAGES]:
+            errors = [r["error"] for r in run.records if "error" in r]
+            problems.append(f"job {i + 1}: rank 0 received {got or 'nothing'} of {MESSAGES} "
+                            f"({'; '.join(errors) or run.outcome})")
+        if "its element made the head" not in run.output:
+            problems.append(f"job {i + 1}: rank 0 did not say it made the dead writer's element the head")
+        if run.timed_out:
+            problems.append(f"job {i + 1}: mpirun passed its bound of {DEADLINE_S + 20} s")
+        cases.append((f"job {i + 1}", run, problems))
+    return checks.verdict_of_cases(f"shared-memory FIFO after a writer died before storing its head, "
+                                   f"{args.runs} jobs", cases)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
