@@ -15,10 +15,21 @@ namespace {
 using sim::allreduce_world;
 using sim::allreduce_world_options;
 
-// How many seeds: BTL_FT_PROPERTY_SEEDS overrides (a long run by hand).
-std::uint64_t seed_count(std::uint64_t fallback) {
-    const char* text = std::getenv("BTL_FT_PROPERTY_SEEDS");
-    return text ? std::strtoull(text, nullptr, 10) : fallback;
+// The seeds a test runs, first to last: BTL_FT_PROPERTY_SEED replays one
+// (with BTL_FT_TRACE, event by event), BTL_FT_PROPERTY_SEEDS sets how many
+// (a long run by hand), else `fallback` from 1.
+struct seed_range {
+    std::uint64_t first = 1, last = 1;
+    bool replay = false;
+};
+
+seed_range seeds_to_run(std::uint64_t fallback) {
+    if (const char* one = std::getenv("BTL_FT_PROPERTY_SEED")) {
+        const std::uint64_t seed = std::strtoull(one, nullptr, 10);
+        return {seed, seed, true};
+    }
+    const char* count = std::getenv("BTL_FT_PROPERTY_SEEDS");
+    return {1, count ? std::strtoull(count, nullptr, 10) : fallback, false};
 }
 
 struct schedule {
@@ -78,12 +89,9 @@ void draw_and_run(std::uint64_t seed, bool& mixed) {
 }
 
 TEST(SurvivorAllreduceProperty, RandomFailureSchedulesStayConsistentAndExact) {
-    // BTL_FT_PROPERTY_SEED replays one seed (with BTL_FT_TRACE, event by event).
-    const char* one = std::getenv("BTL_FT_PROPERTY_SEED");
-    const std::uint64_t first = one ? std::strtoull(one, nullptr, 10) : 1;
-    const std::uint64_t seeds = one ? first : seed_count(3000);
+    const seed_range seeds = seeds_to_run(3000);
     std::uint64_t mixed = 0;
-    for (std::uint64_t seed = first; seed <= seeds; ++seed) {
+    for (std::uint64_t seed = seeds.first; seed <= seeds.last; ++seed) {
         bool both = false;
         draw_and_run(seed, both);
         if (HasFatalFailure()) return;
@@ -91,8 +99,8 @@ TEST(SurvivorAllreduceProperty, RandomFailureSchedulesStayConsistentAndExact) {
     }
     // Of the half on the fast path, about one in ten mixes both ways of
     // returning (154 of the first 3000 seeds).
-    if (!one) {
-        EXPECT_GT(mixed, (seeds - first + 1) / 50) << mixed << " mixed schedules";
+    if (!seeds.replay) {
+        EXPECT_GT(mixed, (seeds.last - seeds.first + 1) / 50) << mixed << " mixed schedules";
     }
     RecordProperty("mixed", static_cast<int>(mixed));
 }
@@ -102,10 +110,8 @@ TEST(SurvivorAllreduceProperty, RandomFailureSchedulesStayConsistentAndExact) {
 // many calls, each survivor learning of each crash at its own moment, as
 // the detector's notices and ULFM's list reach them.
 TEST(SurvivorAllreduceProperty, InnerRanksOfABinomialTreeCrashAcrossManyCalls) {
-    const char* one = std::getenv("BTL_FT_PROPERTY_SEED");
-    const std::uint64_t first = one ? std::strtoull(one, nullptr, 10) : 1;
-    const std::uint64_t seeds = one ? first : seed_count(1000);
-    for (std::uint64_t seed = first; seed <= seeds; ++seed) {
+    const seed_range seeds = seeds_to_run(1000);
+    for (std::uint64_t seed = seeds.first; seed <= seeds.last; ++seed) {
         splitmix64 draw(seed);
         allreduce_world_options options;
         options.seed = seed;
