@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "allreduce_world.hpp"
+#include "property_seeds.hpp"
 #include "btl_ft/prng.hpp"
 
 namespace btl_ft::testing {
@@ -14,23 +14,6 @@ namespace {
 
 using sim::allreduce_world;
 using sim::allreduce_world_options;
-
-// The seeds a test runs, first to last: BTL_FT_PROPERTY_SEED replays one
-// (with BTL_FT_TRACE, event by event), BTL_FT_PROPERTY_SEEDS sets how many
-// (a long run by hand), else `fallback` from 1.
-struct seed_range {
-    std::uint64_t first = 1, last = 1;
-    bool replay = false;
-};
-
-seed_range seeds_to_run(std::uint64_t fallback) {
-    if (const char* one = std::getenv("BTL_FT_PROPERTY_SEED")) {
-        const std::uint64_t seed = std::strtoull(one, nullptr, 10);
-        return {seed, seed, true};
-    }
-    const char* count = std::getenv("BTL_FT_PROPERTY_SEEDS");
-    return {1, count ? std::strtoull(count, nullptr, 10) : fallback, false};
-}
 
 struct schedule {
     allreduce_world_options options;
@@ -100,7 +83,7 @@ TEST(SurvivorAllreduceProperty, RandomFailureSchedulesStayConsistentAndExact) {
     // Of the half on the fast path, about one in ten mixes both ways of
     // returning (154 of the first 3000 seeds).
     if (!seeds.replay) {
-        EXPECT_GT(mixed, (seeds.last - seeds.first + 1) / 50) << mixed << " mixed schedules";
+        EXPECT_GT(mixed, seeds.count() / 50) << mixed << " mixed schedules";
     }
     RecordProperty("mixed", static_cast<int>(mixed));
 }
