@@ -119,8 +119,9 @@
 #define UCX_CONFIG_PREFIX "BTL_FT"
 /* how long MPI_Init waits for the endpoints to other nodes to be wired up */
 #define CONNECT_NS 5000000000LL
-/* the longest sleep of that wait between two looks at the workers */
-#define CONNECT_NAP_MS 1
+/* the longest sleep of a wait (that one, finalize's) between two looks
+ * at the workers */
+#define NAP_MS 1
 #define ADDRESSES_AT_INIT_MAX 4096
 /* how long finalize waits for its LEAVE messages to go, and for any one
  * send to complete: a send to a stopped peer never does */
@@ -380,9 +381,9 @@ static void say_hello(ucp_ep_h ep)
     }
 }
 
-/* Until the message worker has an event (a peer's wireup or answer), or
- * CONNECT_NAP_MS, for the heartbeat worker's, which has no event fd in
- * use. The wait used to spin: in a run of two respawn jobs at once on
+/* Until the message worker has an event (a peer's wireup or answer, a
+ * send's completion), or NAP_MS, for the heartbeat worker's, which has no
+ * event fd in use. The wait used to spin: in a run of two respawn jobs at once on
  * 2 cores, a process ran in user space for over a second at this step
  * (its thread list at each witness question), taking a CPU that a
  * peer's new detector thread, whose progress the wireup needed, had not
@@ -392,7 +393,7 @@ static void nap_until_event(void)
     struct pollfd event = {.fd = ucx->wait_fd, .events = POLLIN};
 
     if (0 <= ucx->wait_fd && ompi_comm_ft_ucx_arm()) {
-        (void) poll(&event, 1, CONNECT_NAP_MS);
+        (void) poll(&event, 1, NAP_MS);
     }
 }
 
@@ -500,7 +501,9 @@ static void close_peer(peer_t *peer)
 }
 
 /* Lets the LEAVE messages go, for a bounded time: a peer that is gone
- * must not hold this process in MPI_Finalize. */
+ * must not hold this process in MPI_Finalize. Between looks it naps, as
+ * the wireup wait does: a send to another node completes only when its
+ * peer's tcp takes it, and spinning would take the CPU that peer may need. */
 static void flush_sends(void)
 {
     int64_t now = now_ns(), deadline = now + FINALIZE_FLUSH_NS, moved = now;
@@ -508,6 +511,9 @@ static void flush_sends(void)
 
     while (0 < ucx->sends_in_flight && now < deadline && now - moved < FINALIZE_STALL_NS) {
         ompi_comm_ft_ucx_progress();
+        if (0 < ucx->sends_in_flight) {
+            nap_until_event();
+        }
         now = now_ns();
         if (ucx->sends_in_flight != in_flight) {
             in_flight = ucx->sends_in_flight;
