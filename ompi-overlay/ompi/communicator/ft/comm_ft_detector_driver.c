@@ -9,9 +9,10 @@
 
 /*
  * The driver: the only code that calls into the btl_ft core, always under one
- * lock. It owns time (CLOCK_MONOTONIC) and the detector thread. Other threads
- * never touch the core: they queue (comm_ft_detector_queues.c) messages from
- * the AM callback and failures learnt by ULFM (PMIx events, BTL errors).
+ * lock. It owns the core's time (comm_ft_detector_clock.h) and the detector
+ * thread. Other threads never touch the core: they queue
+ * (comm_ft_detector_queues.c) messages from the AM callback and failures
+ * learnt by ULFM (PMIx events, BTL errors).
  *
  * Each step: progress the transport, if it has its own (UCX), hand queued
  * messages, then queued failures, to the core, read the local heartbeat
@@ -76,9 +77,9 @@
 #include "opal/util/output.h"
 
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_detector_clock.h"
 #include "ompi/constants.h"
 
-#define NS_PER_S 1000000000LL
 /* how late the detector thread may be before an application thread in
  * opal_progress steps the core in its place */
 #define LATE_STEP_NS 1000000LL
@@ -140,19 +141,7 @@ static ompi_comm_ft_driver_t driver = {
 /* CLOCK_MONOTONIC_COARSE's resolution (a jiffy); 0 until known, or if it has none */
 static int64_t coarse_resolution_ns = 0;
 
-static int64_t clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
-static int64_t now_ns(void)
-{
-    return clock_ns(CLOCK_MONOTONIC);
-}
-
-/* Whether now_ns() may have reached the deadline. The progress callback asks
+/* Whether the clock may have reached the deadline. The progress callback asks
  * on every opal_progress call, millions of times a second while the
  * application waits in MPI: a CLOCK_MONOTONIC read costs 26 ns on this VM
  * (kvm-clock), a CLOCK_MONOTONIC_COARSE one 4 ns. The coarse clock lags the
@@ -163,12 +152,14 @@ static bool passed_since_coarse(int64_t coarse_now, int64_t deadline)
     if (0 < coarse_resolution_ns && coarse_now + coarse_resolution_ns < deadline) {
         return false;
     }
-    return now_ns() >= deadline;
+    return ompi_comm_ft_now_ns() >= deadline;
 }
 
 static bool deadline_may_have_passed(int64_t deadline)
 {
-    return passed_since_coarse(0 < coarse_resolution_ns ? clock_ns(CLOCK_MONOTONIC_COARSE) : 0, deadline);
+    int64_t coarse_now = 0 < coarse_resolution_ns ? ompi_comm_ft_clock_ns(CLOCK_MONOTONIC_COARSE) : 0;
+
+    return passed_since_coarse(coarse_now, deadline);
 }
 
 /* deadline + delay, without overflowing `never` (INT64_MAX) */
@@ -183,7 +174,7 @@ static void find_coarse_resolution(void)
 
     coarse_resolution_ns = 0;
     if (0 == clock_getres(CLOCK_MONOTONIC_COARSE, &ts)) {
-        coarse_resolution_ns = (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
+        coarse_resolution_ns = ompi_comm_ft_timespec_ns(&ts);
     }
 }
 
@@ -318,7 +309,7 @@ static void step_locked(void)
         driver.next_deadline_ns = INT64_MAX;
         return;
     }
-    now = now_ns();
+    now = ompi_comm_ft_now_ns();
     /* Messages first: a peer's LEAVE arrives before the transport error
      * that its exit causes here (a send to it finds the connection closed),
      * and a departed peer must not be reported as failed. */
@@ -369,7 +360,7 @@ static int app_progress_cb(void)
     if (driver.thread_progressing || 0 != (++driver.lp_calls & (CLOCK_EVERY_LP_CALLS - 1))) {
         return 0;
     }
-    coarse = 0 < coarse_resolution_ns ? clock_ns(CLOCK_MONOTONIC_COARSE) : 0;
+    coarse = 0 < coarse_resolution_ns ? ompi_comm_ft_clock_ns(CLOCK_MONOTONIC_COARSE) : 0;
     if (!passed_since_coarse(coarse, later_by(driver.next_deadline_ns, LATE_STEP_NS))
         && (!ompi_comm_ft_queues_pending()
             || !passed_since_coarse(coarse, later_by(ompi_comm_ft_queues_pending_since(), LATE_STEP_NS)))) {
@@ -401,7 +392,7 @@ static void *driver_thread_main(opal_object_t *object)
          * stopped or starved), what peers sent meanwhile must reach the core
          * before its timers fire, or it would suspect its emitter before
          * learning that it was itself declared dead */
-        app_quiet = driver.ops.thread_progresses_opal && application_quiet(now_ns());
+        app_quiet = driver.ops.thread_progresses_opal && application_quiet(ompi_comm_ft_now_ns());
         if (app_quiet) {
             driver.thread_progressing = true;
             ++driver.thread_progress_calls;
@@ -424,7 +415,7 @@ static void *driver_thread_main(opal_object_t *object)
             continue;
         }
 
-        now = now_ns();
+        now = ompi_comm_ft_now_ns();
         if (app_quiet && deadline > now + driver.half_period_ns) {
             deadline = now + driver.half_period_ns;
         }
@@ -544,7 +535,8 @@ int ompi_comm_ft_driver_start(void)
         return OMPI_SUCCESS;
     }
     pthread_mutex_lock(&driver.core_lock);
-    (void) btl_ft_start(driver.core, now_ns()); /* a failure here shows at the first tick */
+    /* a failure here shows at the first tick */
+    (void) btl_ft_start(driver.core, ompi_comm_ft_now_ns());
     step_locked();
     pthread_mutex_unlock(&driver.core_lock);
 
@@ -553,7 +545,7 @@ int ompi_comm_ft_driver_start(void)
         OBJ_CONSTRUCT(&driver.thread, opal_thread_t);
         driver.thread.t_run = driver_thread_main;
         driver.thread.t_arg = NULL;
-        driver.app_seen_ns = now_ns();
+        driver.app_seen_ns = ompi_comm_ft_now_ns();
         /* only the BTL path needs the application's progress */
         if (driver.ops.thread_progresses_opal
             && OPAL_SUCCESS != (ret = opal_progress_register_lp(app_progress_cb))) {
@@ -621,7 +613,8 @@ static void retire_core_locked(const uint32_t *leaving_too, size_t leaving_count
 {
     btl_ft_stats_t stats;
 
-    (void) btl_ft_leave(driver.core, now_ns(), leaving_too, leaving_count); /* nothing left to do on failure */
+    /* nothing left to do on failure */
+    (void) btl_ft_leave(driver.core, ompi_comm_ft_now_ns(), leaving_too, leaving_count);
     btl_ft_get_stats(driver.core, &stats);
     driver.ops.report_counters(&stats, driver.thread_progress_calls);
     btl_ft_destroy(driver.core);
@@ -650,7 +643,8 @@ int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transp
     }
     if (OMPI_SUCCESS == ret) {
         driver.world_size = config->size;
-        (void) btl_ft_start(driver.core, now_ns()); /* a failure here shows at the first tick */
+        /* a failure here shows at the first tick */
+        (void) btl_ft_start(driver.core, ompi_comm_ft_now_ns());
         step_locked();
     } else {
         driver.next_deadline_ns = INT64_MAX;
@@ -661,8 +655,9 @@ int ompi_comm_ft_driver_replace(const btl_ft_config_t *config, int (*move_transp
 
 static bool announce_locked(const ompi_comm_ft_join_news_t *news)
 {
-    return 0 <= btl_ft_announce_join(driver.core, now_ns(), news->epoch, news->jobs, news->job_count, news->known,
-                                     news->known_count, news->to, news->to_count);
+    return 0 <= btl_ft_announce_join(driver.core, ompi_comm_ft_now_ns(), news->epoch, news->jobs,
+                                     news->job_count, news->known, news->known_count, news->to,
+                                     news->to_count);
 }
 
 int ompi_comm_ft_driver_announce(const ompi_comm_ft_join_news_t *news)
@@ -699,9 +694,9 @@ void ompi_comm_ft_driver_finalize(bool hand_over, const uint32_t *leaving_too, s
         if (NULL != driver.ops.progress) {
             driver.ops.progress();
         }
-        drain_inbox(now_ns());
+        drain_inbox(ompi_comm_ft_now_ns());
         if (hand_over) {
-            drain_reports(now_ns());
+            drain_reports(ompi_comm_ft_now_ns());
         }
     }
     if (!hand_over) {

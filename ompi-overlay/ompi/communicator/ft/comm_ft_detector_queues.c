@@ -45,9 +45,9 @@
 #include "opal/sys/atomic.h"
 
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_detector_clock.h"
 #include "ompi/constants.h"
 
-#define NS_PER_S 1000000000LL
 /* epoll data: a pidfd's is its rank */
 #define WAKE_TOKEN UINT64_MAX            /* the eventfd */
 #define TRANSPORT_TOKEN (UINT64_MAX - 1) /* a transport's event fd */
@@ -78,13 +78,6 @@ static ompi_comm_ft_queues_t queues = {
     .epoll_fd = -1,
     .inbox_tail = &queues.inbox_head,
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 /* false if the rank was already queued (its kind may have grown) */
 static bool rank_queue_push(rank_queue_t *queue, uint32_t rank, int kind)
@@ -148,7 +141,7 @@ static void post_wake(void)
 static void wake_locked(void)
 {
     if (0 == queues.queued) {
-        queues.queued_at_ns = now_ns();
+        queues.queued_at_ns = ompi_comm_ft_now_ns();
         queues.queued = 1;
         post_wake();
     }
@@ -355,7 +348,7 @@ void ompi_comm_ft_queues_inbox_push(int kind, uint32_t from, const void *bytes, 
     if (wake) {
         wake_locked();
     } else if (0 == queues.queued) {
-        queues.queued_at_ns = now_ns();
+        queues.queued_at_ns = ompi_comm_ft_now_ns();
         queues.queued = 1;
     }
     pthread_mutex_unlock(&queues.lock);
@@ -474,10 +467,10 @@ void ompi_comm_ft_queues_wait(int64_t deadline_ns, const volatile bool *stop,
         return;
     }
     if (INT64_MAX / 2 > deadline_ns) {
-        left = deadline_ns - now_ns();
+        left = deadline_ns - ompi_comm_ft_now_ns();
         left = 0 < left ? left : 0;
-        timeout.tv_sec = left / NS_PER_S;
-        timeout.tv_nsec = left % NS_PER_S;
+        timeout.tv_sec = left / OMPI_COMM_FT_NS_PER_S;
+        timeout.tv_nsec = left % OMPI_COMM_FT_NS_PER_S;
         timeout_or_never = &timeout;
     }
     ready = wait_for_events(events, 8, timeout_or_never);

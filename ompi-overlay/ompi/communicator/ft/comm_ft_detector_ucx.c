@@ -111,6 +111,7 @@
 
 #include "opal/mca/pmix/pmix-internal.h"
 
+#include "ompi/communicator/ft/comm_ft_detector_clock.h"
 #include "ompi/communicator/ft/comm_ft_detector_ucx_internal.h"
 #include "ompi/constants.h"
 #include "ompi/runtime/ompi_rte.h"
@@ -127,17 +128,9 @@
  * send to complete: a send to a stopped peer never does */
 #define FINALIZE_FLUSH_NS 200000000LL
 #define FINALIZE_STALL_NS 20000000LL
-#define NS_PER_S 1000000000LL
 
 ucx_transport_t ompi_comm_ft_ucx_state = {.wait_fd = -1};
 static ucx_transport_t *const ucx = &ompi_comm_ft_ucx_state;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t) ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 /*
  * Publishing (before the modex).
@@ -399,7 +392,7 @@ static void nap_until_event(void)
 
 void ompi_comm_ft_ucx_connect(bool wait_for_wireup)
 {
-    int64_t deadline = now_ns() + (wait_for_wireup ? CONNECT_NS : 0);
+    int64_t deadline = ompi_comm_ft_now_ns() + (wait_for_wireup ? CONNECT_NS : 0);
     uint32_t remote = 0;
 
     if (NULL == ucx->peers || ucx->size > ADDRESSES_AT_INIT_MAX) {
@@ -420,7 +413,7 @@ void ompi_comm_ft_ucx_connect(bool wait_for_wireup)
     }
     /* every process does the same now, and answers while it waits; at a
      * join the detector's progress finishes the wireup instead */
-    while (0 < ucx->hellos_in_flight && now_ns() < deadline) {
+    while (0 < ucx->hellos_in_flight && ompi_comm_ft_now_ns() < deadline) {
         ompi_comm_ft_ucx_progress();
         if (0 < ucx->hellos_in_flight) {
             nap_until_event();
@@ -506,7 +499,7 @@ static void close_peer(peer_t *peer)
  * peer's tcp takes it, and spinning would take the CPU that peer may need. */
 static void flush_sends(void)
 {
-    int64_t now = now_ns(), deadline = now + FINALIZE_FLUSH_NS, moved = now;
+    int64_t now = ompi_comm_ft_now_ns(), deadline = now + FINALIZE_FLUSH_NS, moved = now;
     int in_flight = ucx->sends_in_flight;
 
     while (0 < ucx->sends_in_flight && now < deadline && now - moved < FINALIZE_STALL_NS) {
@@ -514,7 +507,7 @@ static void flush_sends(void)
         if (0 < ucx->sends_in_flight) {
             nap_until_event();
         }
-        now = now_ns();
+        now = ompi_comm_ft_now_ns();
         if (ucx->sends_in_flight != in_flight) {
             in_flight = ucx->sends_in_flight;
             moved = now;
