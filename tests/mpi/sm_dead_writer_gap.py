@@ -1,11 +1,15 @@
 """A process that dies between its swap of an empty shared-memory FIFO's
 tail and its store of the head does not leave the FIFO's reader deaf
 (patch 0050): `--runs` jobs of sm_dead_writer_gap.c over btl sm with its
-fast boxes off. In each, gdb holds rank 1 on a hardware watchpoint of rank
-0's FIFO tail until one of its swaps finds the FIFO empty (the head free),
-and rank 1 is killed there, before it stores the head. Rank 0 must still
+fast boxes off. In each, gdb holds rank 1 on a breakpoint right after each
+of btl sm's swaps of a FIFO tail (an `xchg` that objdump finds in Open
+MPI's library) until one swaps rank 0's tail and gets back "empty", and
+rank 1 is killed there, before it stores the head. Rank 0 must still
 receive every message of rank 2, and say that it made the dead writer's
 element the head (btl_base_verbose 100).
+
+A breakpoint, not a hardware watchpoint on the tail: on some VMs (an AMD
+EPYC guest here) gdb sets a hardware watchpoint that never fires.
 
 Before the fix, rank 0 saw nothing more from any node-mate: a survivor
 allreduce blocked until its deadline in about 1 run of 200
@@ -32,19 +36,54 @@ MCA = {"pml": "ob1", "btl": "self,sm", "btl_sm_fbox_max": 0, "btl_base_verbose":
        "mpi_ft_detector_period": 1, "mpi_ft_detector_timeout": 10}
 MESSAGES = 10000
 DEADLINE_S = 30
-GDB_SCRIPT = """set pagination off
-watch *(long*)({tail})
+EMPTY = -2  # SM_FIFO_FREE: what the swap of an empty FIFO's tail returns
+# objdump's lines: a function's start, and any instruction
+FUNCTION = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
+INSTRUCTION = re.compile(r"^\s*([0-9a-f]+):\s+(.*)$")
+# `xchg %rax,0x8(%rdx)`: the old tail comes back in the first register
+SWAP = re.compile(r"^xchg\s+%(r\w+),(0x[0-9a-f]+)?\(%(r\w+)\)")
+ON_SWAP = """break *{address:#x}
 commands
   silent
-  if *(long*)({head}) == -2
+  if ${old} == {empty} && ${base} + {offset} == {tail:#x}
     printf "stopped after a swap of the empty FIFO\\n"
     shell kill -9 {pid}
   else
     continue
   end
 end
-continue
 """
+
+
+def swap_sites(library):
+    """Where btl sm swaps a FIFO's tail in `library`: for each, the
+    address of the instruction after the swap, the register that holds
+    the old tail there, and the tail's address as base register and
+    offset."""
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(library)], capture_output=True,
+                             text=True, check=True).stdout
+    sites, function, swap = [], "", None
+    for line in listing.splitlines():
+        if m := FUNCTION.match(line):
+            function, swap = m.group(1), None
+            continue
+        if not (m := INSTRUCTION.match(line)):
+            continue
+        if swap:
+            sites.append({"address": int(m.group(1), 16), **swap})
+        swap = None
+        if "btl_sm" in function and (s := SWAP.match(m.group(2))):
+            swap = {"old": s.group(1), "offset": int(s.group(2) or "0", 16), "base": s.group(3)}
+    return sites
+
+
+def loaded_at(pid, name):
+    """The file of the library `name` mapped in `pid`, and where."""
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 6 and Path(fields[5]).name.startswith(name) and int(fields[2], 16) == 0:
+            return fields[5], int(fields[0].split("-")[0], 16)
+    return None, None
 
 
 def wait_for_pid(pid_file, seconds):
@@ -66,17 +105,40 @@ def rank0_fifo(pid):
     return None
 
 
+def gdb_script(pid, tail):
+    """Breakpoints after each of btl sm's swaps in rank `pid`, the one
+    that returns rank 0's empty tail killing it; None when there are none."""
+    library, base = loaded_at(pid, "mca_btl_sm.so")
+    if not library:
+        library, base = loaded_at(pid, "libopen-pal.so")
+    sites = swap_sites(library) if library else []
+    if not sites:
+        return None
+    return "set pagination off\n" + "".join(
+        ON_SWAP.format(address=base + site["address"], old=site["old"], base=site["base"], offset=site["offset"],
+                       empty=EMPTY, tail=tail, pid=pid) for site in sites) + "continue\n"
+
+
 def stop_and_kill(pid_file, said):
     pid = wait_for_pid(pid_file, DEADLINE_S)
     fifo = pid and rank0_fifo(pid)
     if not fifo:
         said.append(f"no rank 1 pid or rank 0 segment (pid {pid})")
         return
+    text = gdb_script(pid, tail=fifo + 8)
+    if not text:
+        said.append("no swap of a FIFO tail found in btl sm's library")
+        return
     script = Path(pid_file + ".gdb")
-    script.write_text(GDB_SCRIPT.format(head=hex(fifo), tail=hex(fifo + 8), pid=pid))
-    gdb = subprocess.run(["gdb", "-p", str(pid), "-batch", "-x", str(script)], capture_output=True, text=True,
-                         timeout=DEADLINE_S)
-    said.append(gdb.stdout + gdb.stderr)
+    script.write_text(text)
+    # no symbols needed: the breakpoints are addresses
+    gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-iex", "set auto-solib-add off", "-p", str(pid),
+                            "-x", str(script)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        said.append(gdb.communicate(timeout=DEADLINE_S)[0])
+    except subprocess.TimeoutExpired:
+        gdb.kill()
+        said.append(gdb.communicate()[0] + f" (gdb still ran after {DEADLINE_S} s)")
 
 
 def main():
