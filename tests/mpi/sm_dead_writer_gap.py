@@ -77,12 +77,19 @@ def swap_sites(library):
     return sites
 
 
-def loaded_at(pid, name):
-    """The file of the library `name` mapped in `pid`, and where."""
+def file_mappings(pid):
+    """(start address, file offset, path) of each file that `pid` maps."""
     for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
         fields = line.split()
-        if len(fields) == 6 and Path(fields[5]).name.startswith(name) and int(fields[2], 16) == 0:
-            return fields[5], int(fields[0].split("-")[0], 16)
+        if len(fields) == 6:
+            yield int(fields[0].split("-")[0], 16), int(fields[2], 16), fields[5]
+
+
+def loaded_at(pid, name):
+    """The file of the library `name` mapped in `pid`, and where."""
+    for start, offset, path in file_mappings(pid):
+        if Path(path).name.startswith(name) and offset == 0:
+            return path, start
     return None, None
 
 
@@ -99,9 +106,9 @@ def wait_for_pid(pid_file, seconds):
 def rank0_fifo(pid):
     """The address, in `pid`, of rank 0's FIFO: the start of its segment,
     whose file ends in its node rank."""
-    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
-        if re.search(r"/sm_segment\.[^ ]*\.0$", line):
-            return int(line.split("-")[0], 16)
+    for start, _, path in file_mappings(pid):
+        if re.search(r"/sm_segment\.[^ ]*\.0$", path):
+            return start
     return None
 
 
