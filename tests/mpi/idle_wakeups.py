@@ -8,7 +8,7 @@ one rank per core) at each period, with the timeout 5 periods, and reads the
 wakeups of the threads beside the application from /proc (a count, not a
 time: it does not depend on how fast this machine is). The floor is one
 wakeup per period for the heartbeat; the driver adds one more to progress
-messages (comm_ft_detector_driver.c). It used to progress every millisecond
+messages (comm_ft_detector_driver_loop.c). It used to progress every millisecond
 whatever the period: about 900 wakeups per second. The threads beside the
 application must also take at most 10 % of the wall time between them: a
 thread that spins never sleeps, so its wakeups do not show it.

@@ -1,8 +1,9 @@
 """The shim's files call each other only as comm_ft_detector.h's rule says:
-comm_ft_detector.c and comm_ft_detector_join.c wire the others together;
+comm_ft_detector.c, comm_ft_detector_join.c and comm_ft_detector_join_plan.c
+wire the others together;
 they call none of each other,
-except the driver its queues, the UCX transport its flag (and its three
-files each other), the witness its lifelines, the conclusions the union,
+except the driver its queues (and its two files each other), the UCX
+transport its flag (and its three files each other), the witness its lifelines, the conclusions the union,
 and anyone the log; the
 survivor allreduce's two files call none of them but the parameters' text,
 which the detector's parameters read too. Read from the undefined
@@ -14,10 +15,14 @@ from mpijobs import paths
 
 
 OBJECTS = paths.ROOT / "build" / "openmpi-patched" / "ompi" / "communicator" / "ft" / ".libs"
-ENTRIES = ("comm_ft_detector", "comm_ft_detector_join")
+ENTRIES = ("comm_ft_detector", "comm_ft_detector_join", "comm_ft_detector_join_plan")
 # file -> prefixes of the shim's functions it may call (its own are defined, not undefined)
 ALLOWED = {
-    "comm_ft_detector_driver": ("ompi_comm_ft_queues_", "ompi_comm_ft_log"),
+    # the driver's two files call each other (comm_ft_detector_driver_internal.h)
+    "comm_ft_detector_driver": ("ompi_comm_ft_driver_loop_", "ompi_comm_ft_queues_",
+                                "ompi_comm_ft_log"),
+    "comm_ft_detector_driver_loop": ("ompi_comm_ft_driver_step_locked", "ompi_comm_ft_driver_state",
+                                     "ompi_comm_ft_queues_"),
     "comm_ft_detector_queues": ("ompi_comm_ft_log",),
     "comm_ft_detector_params": ("ompi_comm_ft_log", "ompi_comm_ft_param_text"),
     # plain C: the text a user wrote for a numeric MCA variable
@@ -66,7 +71,7 @@ def main():
         print(f"{name}.c calls {', '.join(calls) or 'no other file'}")
         if forbidden:
             problems.append(f"{name}.c calls {', '.join(forbidden)}: only "
-                            f"{' and '.join(e + '.c' for e in ENTRIES)} may wire the files together")
+                            f"{', '.join(e + '.c' for e in ENTRIES)} may wire the files together")
     for name in ENTRIES:
         entry = object_of(name)
         if entry is None or not undefined_shim_calls(entry):

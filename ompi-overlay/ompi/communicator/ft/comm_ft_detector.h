@@ -13,12 +13,14 @@
  * only bind it to Open MPI:
  *
  *   comm_ft_detector.c            lifecycle, configuration, ULFM entry, fencing:
- *                                 with the next, the files that wire the others
- *                                 together (their shared state:
+ *                                 with the next two, the files that wire the
+ *                                 others together (their shared state:
  *                                 comm_ft_detector_module.h)
  *   comm_ft_detector_join.c       what a spawn or connect/accept does to the
  *                                 detector, and a JOIN from one this process
  *                                 took no part in
+ *   comm_ft_detector_join_plan.c  the move to the next union both of these
+ *                                 make (comm_ft_detector_join_plan.h)
  *   comm_ft_detector_params.c     MCA variables and their validation
  *   comm_ft_detector_ucx.c        the detector's own transport: a private UCP
  *                                 context (the default), its lifecycle
@@ -28,8 +30,10 @@
  *   comm_ft_detector_flag.c       its heartbeat flag, a word node-mates map
  *   comm_ft_detector_btl.c        the fallback transport: the application's
  *                                 BTLs, heartbeat flag, btl_put, AM tag
- *   comm_ft_detector_driver.c     the only caller of the core: thread or progress
- *                                 callback
+ *   comm_ft_detector_driver.c     the only caller of the core, under its lock
+ *   comm_ft_detector_driver_loop.c  when the core steps: the detector thread
+ *                                 or a progress callback (the two files'
+ *                                 state: comm_ft_detector_driver_internal.h)
  *   comm_ft_detector_queues.c     the driver's queues, fed by other threads
  *   comm_ft_detector_witness.c    this node's processes as /proc sees them
  *   comm_ft_detector_lifeline.c   the witness's lifelines: a process killed by
@@ -43,8 +47,9 @@
  *   comm_ft_detector_conclusions.c  where the core's conclusions go: log
  *                                 lines, ULFM, the runtime's fence
  *
- * The rule: comm_ft_detector.c and comm_ft_detector_join.c call the
- * others; they call none of each other, except the driver its queues, the UCX transport its flag (and
+ * The rule: comm_ft_detector.c, comm_ft_detector_join.c and
+ * comm_ft_detector_join_plan.c call the others; they call none of each other, except the driver its queues (and its
+ * two files each other), the UCX transport its flag (and
  * its three files each other, through comm_ft_detector_ucx_internal.h), the
  * witness its lifelines, the witness and the lifelines the /proc reader,
  * the conclusions the union (for names), and anyone the log. What one needs of
@@ -209,7 +214,7 @@ void ompi_comm_ft_btl_send(void *context, uint32_t peer, const void *bytes, size
 void ompi_comm_ft_btl_observer_handle(void *context, uint32_t observer,
                                       const void *handle, size_t length);
 
-/* comm_ft_detector_driver.c */
+/* comm_ft_detector_driver.c (and its loop) */
 /* Everything the driver calls besides the core, passed in at init so that
  * it depends on no other file of the shim. */
 typedef struct ompi_comm_ft_driver_ops_t {

@@ -11,8 +11,9 @@
  * A join: after MPI_Comm_spawn, spawn_multiple, connect/accept or join,
  * both sides watch the union of their unions (comm_ft_detector_union.c),
  * each process over a new detector that starts knowing the failures both
- * roots knew. The second of the shim's two wiring files (beside
- * comm_ft_detector.c, sharing its state through comm_ft_detector_module.h).
+ * roots knew. With comm_ft_detector_join_plan.c (the move itself, which
+ * both ways of joining here run), the shim's wiring files beside
+ * comm_ft_detector.c, sharing its state through comm_ft_detector_module.h.
  *
  * Those that took part in the connect move on the application's thread,
  * at its end. Before it leaves its old detector, each of them sends a JOIN
@@ -50,17 +51,13 @@
 
 #include "ompi/communicator/communicator.h"
 #include "ompi/communicator/ft/comm_ft_detector.h"
+#include "ompi/communicator/ft/comm_ft_detector_join_plan.h"
 #include "ompi/communicator/ft/comm_ft_detector_module.h"
 #include "ompi/group/group.h"
 #include "ompi/runtime/params.h"
 
 #define module ompi_comm_ft_module
-#define KNOWN_MAX (2 * OMPI_COMM_FT_UNION_FAILURES_MAX)
-#define JOBS_MAX (2 * OMPI_COMM_FT_UNION_JOBS_MAX)
 
-/* failure flags of unions left behind at a JOIN, freed at MPI_Finalize */
-static uint8_t **retired = NULL;
-static size_t retired_count = 0;
 /* Held by the application's thread for a whole connect, and tried by the
  * detector thread before it follows a JOIN: each moves the module's state.
  * A JOIN that comes during a connect of this process's own is followed, or
@@ -84,230 +81,9 @@ static struct {
     size_t known_count;
 } heard;
 
-/* Every union rank's failure as this process knows it now (free it). */
-static int *known_kinds(void)
-{
-    int *kinds = calloc(module.size > 0 ? module.size : 1, sizeof(*kinds));
-
-    if (NULL != kinds && module.active) {
-        (void) ompi_comm_ft_driver_failure_kinds(kinds, module.size);
-    }
-    for (uint32_t rank = 0; NULL != kinds && NULL != module.known_failed && rank < module.size; ++rank) {
-        if (0 == kinds[rank] && __atomic_load_n(&module.known_failed[rank], __ATOMIC_ACQUIRE)) {
-            kinds[rank] = BTL_FT_UNREACHABLE;
-        }
-    }
-    return kinds;
-}
-
-/* What the next detector needs, computed before the old one stops. */
-typedef struct join_plan_t {
-    uint32_t size;
-    uint32_t self;
-    opal_process_name_t *names;
-    uint32_t *previous; /* each rank's in the old union, UINT32_MAX if new */
-    uint32_t *nodes;    /* NULL: unknown */
-    uint32_t node_count;
-    uint8_t *known_failed;
-    btl_ft_known_failure_t known[KNOWN_MAX]; /* sorted by rank (sort_known) */
-    size_t known_count;
-} join_plan_t;
-
-static void free_plan(join_plan_t *plan)
-{
-    free(plan->names);
-    free(plan->previous);
-    free(plan->nodes);
-    free(plan->known_failed);
-    free(plan);
-}
-
-/* The new union's jobs, as a JOIN names them (count returned). */
-static size_t jobs_of(const btl_ft_membership_t *next, btl_ft_job_extent_t *jobs)
-{
-    size_t count = btl_ft_membership_job_count(next);
-
-    for (size_t i = 0; i < count && i < JOBS_MAX; ++i) {
-        jobs[i] = btl_ft_membership_job_at(next, i);
-    }
-    return count < JOBS_MAX ? count : JOBS_MAX;
-}
-
-/* Who is who in `next`, and where; NULL when this process is not in it,
- * or OPAL cannot name one of its jobs to PMIx: a job this process never
- * connected to, whose modex (host names, addresses) and fence need it. */
-static join_plan_t *plan_layout(const btl_ft_membership_t *next)
-{
-    btl_ft_job_extent_t jobs[JOBS_MAX];
-    join_plan_t *plan;
-    uint32_t old;
-
-    if (!ompi_comm_ft_union_learn_jobs(jobs, jobs_of(next, jobs))) {
-        ompi_comm_ft_log(1, "btl_ft: the runtime cannot name every job of the union of the connected jobs");
-        return NULL;
-    }
-    if (NULL == (plan = calloc(1, sizeof(*plan)))) {
-        return NULL;
-    }
-    plan->size = btl_ft_membership_size(next);
-    plan->names = malloc(plan->size * sizeof(*plan->names));
-    plan->previous = malloc(plan->size * sizeof(*plan->previous));
-    plan->known_failed = calloc(plan->size, sizeof(*plan->known_failed));
-    if (NULL == plan->names || NULL == plan->previous || NULL == plan->known_failed
-        || 0 != btl_ft_membership_rank_of(next, OMPI_PROC_MY_NAME->jobid, OMPI_PROC_MY_NAME->vpid,
-                                          &plan->self)) {
-        free_plan(plan);
-        return NULL;
-    }
-    for (uint32_t rank = 0; rank < plan->size; ++rank) {
-        opal_process_name_t *name = &plan->names[rank];
-        (void) btl_ft_membership_member_at(next, rank, &name->jobid, &name->vpid);
-        plan->previous[rank] = ompi_comm_ft_union_rank_of(name, &old) ? old : UINT32_MAX;
-    }
-    plan->nodes = ompi_comm_ft_wiring_node_of_ranks(plan->names, plan->size, &plan->node_count);
-    return plan;
-}
-
-static int by_rank(const void *a, const void *b)
-{
-    uint32_t x = ((const btl_ft_known_failure_t *) a)->rank, y = ((const btl_ft_known_failure_t *) b)->rank;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorted by rank, each rank once (the first kind listed), never self:
- * what the core and a JOIN take. */
-static void sort_known(join_plan_t *plan)
-{
-    size_t kept = 0;
-
-    qsort(plan->known, plan->known_count, sizeof(plan->known[0]), by_rank);
-    for (size_t i = 0; i < plan->known_count; ++i) {
-        if (plan->known[i].rank != plan->self
-            && (0 == kept || plan->known[kept - 1].rank != plan->known[i].rank)) {
-            plan->known[kept++] = plan->known[i];
-        }
-    }
-    plan->known_count = kept;
-}
-
-/* What the queues hold, in the next union's ranks (the old union's
- * processes it leaves out, none so far, are dropped). */
-static void renumber_queues(const join_plan_t *plan)
-{
-    uint32_t *new_of_old = malloc((module.size > 0 ? module.size : 1) * sizeof(*new_of_old));
-
-    if (NULL == new_of_old) {
-        return; /* out of memory: the queued ranks keep their old numbers */
-    }
-    for (uint32_t rank = 0; rank < module.size; ++rank) {
-        new_of_old[rank] = UINT32_MAX;
-    }
-    for (uint32_t rank = 0; rank < plan->size; ++rank) {
-        if (plan->previous[rank] < module.size) {
-            new_of_old[plan->previous[rank]] = rank;
-        }
-    }
-    (void) ompi_comm_ft_queues_renumber(new_of_old, module.size, plan->size);
-    free(new_of_old);
-}
-
-/* The transport and the shim's state follow `next`, the numbering held
- * still meanwhile: a union that numbers the processes anew (two unions
- * merged) is taken by every thread at once. The old failure flags are
- * retired, not freed: another thread may be reading them. */
-static int move_state(btl_ft_membership_t *next, join_plan_t *plan)
-{
-    int ret = ompi_comm_ft_ucx_join(plan->self, plan->size, btl_ft_membership_epoch(next),
-                                    btl_ft_membership_identity(next), plan->names, plan->previous, plan->nodes,
-                                    plan->known, plan->known_count);
-    uint8_t *old, **more;
-
-    ompi_comm_ft_union_hold_moves();
-    old = module.known_failed;
-    for (uint32_t rank = 0; rank < plan->size; ++rank) {
-        plan->known_failed[rank] = plan->previous[rank] < module.size && old[plan->previous[rank]];
-    }
-    renumber_queues(plan);
-    /* the larger flags before the larger union: a rank found in the new
-     * union always has its flag */
-    __atomic_store_n(&module.known_failed, plan->known_failed, __ATOMIC_RELEASE);
-    plan->known_failed = NULL;
-    if (NULL != (more = realloc(retired, (retired_count + 1) * sizeof(*retired)))) {
-        retired = more;
-        retired[retired_count++] = old;
-    } else {
-        free(old); /* out of memory: a reader may yet trip on it */
-    }
-    module.size = plan->size;
-    module.self = plan->self;
-    ompi_comm_ft_witness_learn_others(plan->names, plan->nodes, plan->size, plan->self);
-    ompi_comm_ft_union_adopt(next);
-    ompi_comm_ft_conclusions_track(module.size, module.self, module.known_failed);
-    ompi_comm_ft_union_release_moves();
-    return ret;
-}
-
-/* The next core's configuration. */
-static btl_ft_config_t next_config(join_plan_t *plan)
-{
-    btl_ft_config_t config = ompi_comm_ft_wiring_config();
-
-    config.size = plan->size;
-    config.self = plan->self;
-    config.node_of_rank = plan->nodes;
-    config.known_failures = plan->known;
-    config.known_failure_count = plan->known_count;
-    return config;
-}
-
-static void say_moved(size_t job_count, uint32_t epoch, const join_plan_t *plan, const char *how)
-{
-    ompi_comm_ft_log(2, "btl_ft: now watching the union of %zu jobs, %u processes (epoch %u), "
-                     "%zu of them known failed%s", job_count, plan->size, epoch, plan->known_count, how);
-}
-
-/* Stops the old detector (after its JOIN, if any), moves the transport
- * and starts the new one, on the application's thread. A failure on the
- * way leaves this process without a detector: said at verbose 0, since
- * the others will take its silence for a failure. */
-static int move_to(btl_ft_membership_t *next, join_plan_t *plan, const ompi_comm_ft_join_news_t *announce)
-{
-    btl_ft_config_t config;
-    bool was_active = module.active;
-    size_t job_count = btl_ft_membership_job_count(next);
-    uint32_t epoch = btl_ft_membership_epoch(next);
-    int ret;
-
-    if (was_active) {
-        ompi_comm_ft_driver_finalize(true, NULL, 0, announce);
-    }
-    module.active = module.standby = false;
-    ret = move_state(next, plan);
-    config = next_config(plan);
-    if (OMPI_SUCCESS == ret && OMPI_SUCCESS == (ret = ompi_comm_ft_wiring_create_core(&config))) {
-        ompi_comm_ft_ucx_connect(false);
-        if (was_active && ompi_comm_ft_wiring_watches_node()) {
-            ompi_comm_ft_witness_rewatch();
-        }
-        ret = ompi_comm_ft_driver_start();
-    }
-    if (OMPI_SUCCESS != ret) {
-        ompi_comm_ft_log(0, "btl_ft: the detector could not move to the union of the connected jobs "
-                         "(%d): this process goes on without it and will be declared failed by the "
-                         "others", ret);
-        return ret;
-    }
-    if (!was_active) {
-        ompi_comm_ft_wiring_register_pvar();
-    }
-    module.active = true;
-    say_moved(job_count, epoch, plan, NULL == announce ? "" : ", after a JOIN to the processes left out of the connect");
-    return OMPI_SUCCESS;
-}
-
 /* The JOIN this process's side sends, when live processes of its union
  * took no part in the connect; NULL when none did. */
-static ompi_comm_ft_join_news_t *news_for(const btl_ft_membership_t *next, const join_plan_t *plan,
+static ompi_comm_ft_join_news_t *news_for(const btl_ft_membership_t *next, const ompi_comm_ft_join_plan_t *plan,
                                            struct ompi_communicator_t *comm, const int *kinds,
                                            btl_ft_job_extent_t *jobs, ompi_comm_ft_join_news_t *news)
 {
@@ -320,7 +96,7 @@ static ompi_comm_ft_join_news_t *news_for(const btl_ft_membership_t *next, const
     *news = (ompi_comm_ft_join_news_t){
         .epoch = btl_ft_membership_epoch(next),
         .jobs = jobs,
-        .job_count = jobs_of(next, jobs),
+        .job_count = ompi_comm_ft_join_jobs_of(next, jobs),
         .known = plan->known,
         .known_count = plan->known_count,
         .to = left_out,
@@ -339,7 +115,7 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
 {
     ompi_comm_ft_union_view_t *views = NULL, *mine = NULL;
     btl_ft_membership_t *next = NULL;
-    join_plan_t *plan = NULL;
+    ompi_comm_ft_join_plan_t *plan = NULL;
     ompi_comm_ft_join_news_t news, *announce = NULL;
     btl_ft_job_extent_t jobs[JOBS_MAX];
     int *kinds = NULL;
@@ -352,7 +128,7 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
     pthread_mutex_lock(&moving);
     views = malloc(2 * sizeof(*views));
     mine = malloc(sizeof(*mine));
-    if (NULL == views || NULL == mine || NULL == (kinds = known_kinds())) {
+    if (NULL == views || NULL == mine || NULL == (kinds = ompi_comm_ft_join_known_kinds())) {
         goto done; /* the other root's lookup times out: it keeps its detector too */
     }
     ompi_comm_ft_union_describe(mine, joinable, comm->c_local_group, kinds);
@@ -369,7 +145,7 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
                          ompi_comm_ft_union_side_moves(views, 0) ? "other" : "this");
         goto done;
     }
-    if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = plan_layout(next))) {
+    if (NULL == (next = ompi_comm_ft_union_of(views)) || NULL == (plan = ompi_comm_ft_join_plan_layout(next))) {
         goto done; /* one union already */
     }
     /* the same verdict everywhere: the same views and host names */
@@ -380,16 +156,16 @@ int ompi_comm_failure_detector_connected(struct ompi_communicator_t *comm, int r
         goto done;
     }
     plan->known_count = ompi_comm_ft_union_carried(next, views, plan->known, KNOWN_MAX, plan->self);
-    sort_known(plan);
+    ompi_comm_ft_join_sort_known(plan);
     if (!views[0].covers) {
         announce = news_for(next, plan, comm, kinds, jobs, &news);
     }
-    (void) move_to(next, plan, announce);
+    (void) ompi_comm_ft_join_move_to(next, plan, announce);
     next = NULL; /* adopted, even when the detector could not follow */
 done:
     btl_ft_membership_destroy(next);
     if (NULL != plan) {
-        free_plan(plan);
+        ompi_comm_ft_join_plan_free(plan);
     }
     if (NULL != announce) {
         free((void *) announce->to);
@@ -486,14 +262,14 @@ void ompi_comm_ft_join_heard(void *context, uint32_t from, uint32_t epoch, const
 
 typedef struct follow_t {
     btl_ft_membership_t *next;
-    join_plan_t *plan;
+    ompi_comm_ft_join_plan_t *plan;
 } follow_t;
 
 /* Inside ompi_comm_ft_driver_replace, between the two cores. */
 static int move_transport(void *arg)
 {
     follow_t *follow = arg;
-    int ret = move_state(follow->next, follow->plan);
+    int ret = ompi_comm_ft_join_move_state(follow->next, follow->plan);
 
     follow->next = NULL; /* adopted */
     if (OMPI_SUCCESS == ret) {
@@ -504,10 +280,10 @@ static int move_transport(void *arg)
 
 /* What the JOINs carried, and what this process knew itself, in the next
  * union's ranks. */
-static void gather_known(join_plan_t *plan, const btl_ft_membership_t *next, const ompi_comm_ft_named_failure_t *known,
+static void gather_known(ompi_comm_ft_join_plan_t *plan, const btl_ft_membership_t *next, const ompi_comm_ft_named_failure_t *known,
                          size_t known_count)
 {
-    int *kinds = known_kinds();
+    int *kinds = ompi_comm_ft_join_known_kinds();
     uint32_t rank;
 
     plan->known_count = 0;
@@ -522,7 +298,7 @@ static void gather_known(join_plan_t *plan, const btl_ft_membership_t *next, con
         }
     }
     free(kinds);
-    sort_known(plan);
+    ompi_comm_ft_join_sort_known(plan);
 }
 
 /* After a merge, those who may not know the union it made: the processes
@@ -551,7 +327,7 @@ static void say_ignored(void)
 }
 
 /* Tells the processes that may not know of it the union a merge made. */
-static void announce_merge(const btl_ft_membership_t *next, const join_plan_t *plan, const uint32_t *common,
+static void announce_merge(const btl_ft_membership_t *next, const ompi_comm_ft_join_plan_t *plan, const uint32_t *common,
                            size_t common_count, const btl_ft_membership_t *left)
 {
     btl_ft_job_extent_t jobs[JOBS_MAX];
@@ -560,7 +336,7 @@ static void announce_merge(const btl_ft_membership_t *next, const join_plan_t *p
     ompi_comm_ft_join_news_t news = {
         .epoch = btl_ft_membership_epoch(next),
         .jobs = jobs,
-        .job_count = jobs_of(next, jobs),
+        .job_count = ompi_comm_ft_join_jobs_of(next, jobs),
         .known = plan->known,
         .known_count = plan->known_count,
         .to = to,
@@ -615,14 +391,14 @@ static void follow_kept(void)
         btl_ft_membership_destroy(named);
         merged = true;
     }
-    if (NULL == follow.next || NULL == (follow.plan = plan_layout(follow.next))) {
+    if (NULL == follow.next || NULL == (follow.plan = ompi_comm_ft_join_plan_layout(follow.next))) {
         ompi_comm_ft_log(0, "btl_ft: the runtime cannot name the jobs of the union a JOIN tells of: this "
                          "process stays out of it and will be declared failed by the others");
         btl_ft_membership_destroy(follow.next);
         return;
     }
     gather_known(follow.plan, follow.next, known, known_count);
-    config = next_config(follow.plan);
+    config = ompi_comm_ft_join_next_config(follow.plan);
     config.max_message_bytes = module.max_message_bytes;
     /* held for the announce below: move_transport() hands it to the union */
     named = follow.next;
@@ -632,14 +408,14 @@ static void follow_kept(void)
                          "(%d%s%s): this process goes on without it and will be declared failed by "
                          "the others", ret, '\0' == error[0] ? "" : ", ", error);
     } else {
-        say_moved(btl_ft_membership_job_count(named), btl_ft_membership_epoch(named), follow.plan,
+        ompi_comm_ft_join_say_moved(btl_ft_membership_job_count(named), btl_ft_membership_epoch(named), follow.plan,
                   merged ? ", merged from unions made at once" : ", told by a JOIN");
         if (merged) {
             announce_merge(named, follow.plan, common, common_count, now); /* retired, not freed */
         }
     }
     btl_ft_membership_destroy(follow.next);
-    free_plan(follow.plan);
+    ompi_comm_ft_join_plan_free(follow.plan);
 }
 
 void ompi_comm_ft_join_follow(void)
@@ -649,14 +425,4 @@ void ompi_comm_ft_join_follow(void)
     }
     follow_kept();
     pthread_mutex_unlock(&moving);
-}
-
-void ompi_comm_ft_join_fini(void)
-{
-    for (size_t i = 0; i < retired_count; ++i) {
-        free(retired[i]);
-    }
-    free(retired);
-    retired = NULL;
-    retired_count = 0;
 }

@@ -8,11 +8,12 @@
  */
 
 /*
- * The shim's state, shared by its two wiring files only:
+ * The shim's state, shared by its wiring files only:
  * comm_ft_detector.c (lifecycle, configuration, ULFM entry) and
- * comm_ft_detector_join.c (what a spawn or connect/accept, or a JOIN from
- * one that this process took no part in, does to the detector). The other
- * files of the shim never include it (comm_ft_detector.h's rule).
+ * comm_ft_detector_join.c with comm_ft_detector_join_plan.c (what a spawn
+ * or connect/accept, or a JOIN from one that this process took no part
+ * in, does to the detector). The other files of the shim never include it
+ * (comm_ft_detector.h's rule).
  */
 
 #ifndef OMPI_COMM_FT_DETECTOR_MODULE_H
@@ -70,7 +71,8 @@ void ompi_comm_ft_join_heard(void *context, uint32_t from, uint32_t epoch, const
                              size_t job_count, const btl_ft_known_failure_t *known, size_t known_count);
 /* After the step (detector thread, no lock held): follows a JOIN kept. */
 void ompi_comm_ft_join_follow(void);
-/* At MPI_Finalize: frees what joins retired while other threads could still read it. */
+/* comm_ft_detector_join_plan.c: at MPI_Finalize, frees what joins retired
+ * while other threads could still read it. */
 void ompi_comm_ft_join_fini(void);
 
 END_C_DECLS
