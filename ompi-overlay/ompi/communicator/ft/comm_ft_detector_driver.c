@@ -297,8 +297,7 @@ int ompi_comm_ft_driver_init(const btl_ft_config_t *config, const ompi_comm_ft_d
         driver->core = NULL;
         return OMPI_SUCCESS == ret ? OMPI_ERR_OUT_OF_RESOURCE : ret;
     }
-    driver->use_thread = use_thread;
-    ompi_comm_ft_driver_loop_init(config->period_ns);
+    ompi_comm_ft_driver_loop_init(config->period_ns, use_thread);
     driver->last_flag_word = driver->ops.read_flag();
     opal_event_set(opal_sync_event_base, &driver->to_ulfm_event, -1, OPAL_EV_READ, to_ulfm_event_cb,
                    NULL);
@@ -319,7 +318,7 @@ int ompi_comm_ft_driver_start(void)
     ompi_comm_ft_driver_step_locked();
     pthread_mutex_unlock(&driver->core_lock);
 
-    ret = ompi_comm_ft_driver_loop_start(driver->use_thread);
+    ret = ompi_comm_ft_driver_loop_start();
     driver->running = (OPAL_SUCCESS == ret);
     return ret;
 }

@@ -30,7 +30,6 @@
 typedef struct ompi_comm_ft_driver_t {
     ompi_comm_ft_driver_ops_t ops;
     uint32_t world_size;
-    bool use_thread;
     bool initialized; /* from driver_init to driver_finalize */
     bool running;
 
@@ -56,10 +55,11 @@ extern ompi_comm_ft_driver_t ompi_comm_ft_driver_state;
 void ompi_comm_ft_driver_step_locked(void);
 
 /* comm_ft_detector_driver_loop.c */
-/* At driver_init: what the loop needs of the configuration. */
-void ompi_comm_ft_driver_loop_init(int64_t period_ns);
-/* Steps from now on: the detector thread, or a progress callback. */
-int ompi_comm_ft_driver_loop_start(bool use_thread);
+/* At driver_init: what the loop needs of the configuration, and whether
+ * the detector thread steps (else a progress callback). */
+void ompi_comm_ft_driver_loop_init(int64_t period_ns, bool use_thread);
+/* Steps from now on. */
+int ompi_comm_ft_driver_loop_start(void);
 void ompi_comm_ft_driver_loop_stop(void);
 /* The detector thread's own opal_progress calls so far, for the counters. */
 uint64_t ompi_comm_ft_driver_loop_progress_calls(void);

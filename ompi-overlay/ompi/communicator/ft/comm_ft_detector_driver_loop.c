@@ -232,19 +232,19 @@ static int driver_progress_cb(void)
     return try_step();
 }
 
-void ompi_comm_ft_driver_loop_init(int64_t period_ns)
+void ompi_comm_ft_driver_loop_init(int64_t period_ns, bool use_thread)
 {
+    loop.use_thread = use_thread;
     find_coarse_resolution();
     loop.half_period_ns = period_ns / 2 > 0 ? period_ns / 2 : 1;
 }
 
-int ompi_comm_ft_driver_loop_start(bool use_thread)
+int ompi_comm_ft_driver_loop_start(void)
 {
     int ret;
 
     loop.stopping = false;
-    loop.use_thread = use_thread;
-    if (!use_thread) {
+    if (!loop.use_thread) {
         return opal_progress_register(driver_progress_cb);
     }
     OBJ_CONSTRUCT(&loop.thread, opal_thread_t);

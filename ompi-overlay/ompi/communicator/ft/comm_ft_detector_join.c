@@ -280,8 +280,8 @@ static int move_transport(void *arg)
 
 /* What the JOINs carried, and what this process knew itself, in the next
  * union's ranks. */
-static void gather_known(ompi_comm_ft_join_plan_t *plan, const btl_ft_membership_t *next, const ompi_comm_ft_named_failure_t *known,
-                         size_t known_count)
+static void gather_known(ompi_comm_ft_join_plan_t *plan, const btl_ft_membership_t *next,
+                         const ompi_comm_ft_named_failure_t *known, size_t known_count)
 {
     int *kinds = ompi_comm_ft_join_known_kinds();
     uint32_t rank;

@@ -236,7 +236,8 @@ int ompi_comm_ft_join_move_to(btl_ft_membership_t *next, ompi_comm_ft_join_plan_
         ompi_comm_ft_wiring_register_pvar();
     }
     module.active = true;
-    ompi_comm_ft_join_say_moved(job_count, epoch, plan, NULL == announce ? "" : ", after a JOIN to the processes left out of the connect");
+    ompi_comm_ft_join_say_moved(job_count, epoch, plan,
+                                NULL == announce ? "" : ", after a JOIN to the processes left out of the connect");
     return OMPI_SUCCESS;
 }
 
